@@ -1,0 +1,128 @@
+//! Typed device memory.
+
+use crate::context::{Alloc, Inner};
+use crate::error::{Error, Result};
+use gpuprim_kernels::ops::Element;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+/// Element types of buffers and reductions: `i32`, `u32`, `i64`, `u64`,
+/// `f32`, `f64`.
+///
+/// # Safety
+/// Implemented only for plain numbers, valid for every bit pattern.
+pub unsafe trait Scalar: Element + Default + Send + Sync + std::fmt::Debug {
+    /// The type's name in kernel entry names (`"f32"`).
+    const NAME: &'static str;
+}
+
+// SAFETY: plain numbers.
+unsafe impl Scalar for i32 {
+    const NAME: &'static str = "i32";
+}
+// SAFETY: plain numbers.
+unsafe impl Scalar for u32 {
+    const NAME: &'static str = "u32";
+}
+// SAFETY: plain numbers.
+unsafe impl Scalar for i64 {
+    const NAME: &'static str = "i64";
+}
+// SAFETY: plain numbers.
+unsafe impl Scalar for u64 {
+    const NAME: &'static str = "u64";
+}
+// SAFETY: plain numbers.
+unsafe impl Scalar for f32 {
+    const NAME: &'static str = "f32";
+}
+// SAFETY: plain numbers.
+unsafe impl Scalar for f64 {
+    const NAME: &'static str = "f64";
+}
+
+/// A typed array in device memory (or emulator memory), owned by the
+/// [`crate::Context`] that made it.
+pub struct DeviceBuffer<T: Scalar> {
+    pub(crate) alloc: Alloc,
+    pub(crate) len: usize,
+    pub(crate) inner: Arc<Inner>,
+    _t: PhantomData<T>,
+}
+
+impl<T: Scalar> std::fmt::Debug for DeviceBuffer<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DeviceBuffer<{}>[{}] at {:#x}", T::NAME, self.len, self.addr())
+    }
+}
+
+fn as_bytes<T: Scalar>(s: &[T]) -> &[u8] {
+    // SAFETY: Scalar types are plain numbers without padding.
+    unsafe { std::slice::from_raw_parts(s.as_ptr() as *const u8, std::mem::size_of_val(s)) }
+}
+fn as_bytes_mut<T: Scalar>(s: &mut [T]) -> &mut [u8] {
+    // SAFETY: as above; every bit pattern is a valid Scalar.
+    unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr() as *mut u8, std::mem::size_of_val(s)) }
+}
+
+impl<T: Scalar> DeviceBuffer<T> {
+    pub(crate) fn new(inner: Arc<Inner>, len: usize) -> Result<Self> {
+        let bytes = len.checked_mul(std::mem::size_of::<T>()).ok_or(Error::TooLarge {
+            what: "buffer",
+            len: len as u64,
+            max: (usize::MAX / std::mem::size_of::<T>()) as u64,
+        })?;
+        let alloc = inner.alloc(bytes)?;
+        Ok(DeviceBuffer { alloc, len, inner, _t: PhantomData })
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the buffer has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Device address of the first element (what kernels receive).
+    pub fn addr(&self) -> u64 {
+        self.alloc.addr()
+    }
+
+    /// Launch argument pointing at the buffer.
+    pub fn arg(&self) -> crate::Arg {
+        crate::Arg::Ptr(self.addr())
+    }
+
+    /// Copy `src` into the buffer; the lengths must match.
+    pub fn copy_from_host(&mut self, src: &[T]) -> Result<()> {
+        if src.len() != self.len {
+            return Err(Error::LengthMismatch { what: "host slice", expected: self.len, got: src.len() });
+        }
+        self.inner.upload(&mut self.alloc, as_bytes(src))
+    }
+
+    /// Copy the buffer into `dst`; the lengths must match. Waits for the
+    /// work queued before it.
+    pub fn copy_to_host(&self, dst: &mut [T]) -> Result<()> {
+        if dst.len() != self.len {
+            return Err(Error::LengthMismatch { what: "host slice", expected: self.len, got: dst.len() });
+        }
+        self.inner.download(&self.alloc, as_bytes_mut(dst))
+    }
+
+    /// The buffer's contents as a `Vec`.
+    pub fn to_vec(&self) -> Result<Vec<T>> {
+        let mut v = vec![T::default(); self.len];
+        self.copy_to_host(&mut v)?;
+        Ok(v)
+    }
+
+    /// Fill every byte with `0xFF` (NaN for floats, all ones for integers),
+    /// so that a kernel that fails to write an element is noticed.
+    pub fn poison(&mut self) -> Result<()> {
+        self.inner.fill_u32(&mut self.alloc, u32::MAX)
+    }
+}

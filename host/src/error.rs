@@ -1,0 +1,57 @@
+//! The one error type of the library.
+
+use crate::backend::emu::Fault;
+
+/// Everything that can go wrong in a `gpuprim` call.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A CUDA driver call failed.
+    #[error("CUDA driver call {call} failed: {source:?}")]
+    Cuda {
+        call: &'static str,
+        #[source]
+        source: cust::error::CudaError,
+    },
+    /// CUDA was asked for but cannot be used here.
+    #[error("no usable CUDA device: {reason}")]
+    NoCuda { reason: String },
+    /// The embedded PTX has no kernel of this name.
+    #[error("no kernel named `{name}`{hint}")]
+    UnknownKernel { name: String, hint: String },
+    /// Launch arguments do not match the kernel's parameters.
+    #[error("kernel `{kernel}` takes ({expected}) but was given ({got})")]
+    BadArguments { kernel: String, expected: String, got: String },
+    /// A launch shape the kernel or the device cannot run.
+    #[error("invalid launch of `{kernel}`: {reason}")]
+    BadLaunch { kernel: String, reason: String },
+    /// A block size outside the instantiated set.
+    #[error("unsupported block size {block}: {reason}")]
+    UnsupportedBlockSize { block: u32, reason: String },
+    /// Two buffers that must have the same length do not.
+    #[error("length mismatch: {what} has {got} elements, expected {expected}")]
+    LengthMismatch { what: &'static str, expected: usize, got: usize },
+    /// An input larger than the algorithm can index.
+    #[error("{what}: {len} elements is more than the supported {max}")]
+    TooLarge { what: &'static str, len: u64, max: u64 },
+    /// The CPU emulator caught a kernel doing something a GPU would not
+    /// survive (race, out-of-bounds access, barrier misuse, ...).
+    #[error("emulator: kernel `{kernel}`: {fault}")]
+    Emulator { kernel: String, fault: Fault },
+    /// Memory for a buffer could not be had.
+    #[error("cannot allocate {bytes} bytes of device memory: {reason}")]
+    OutOfMemory { bytes: usize, reason: String },
+}
+
+/// `Result` with [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+pub(crate) trait CudaContext<T> {
+    fn during(self, call: &'static str) -> Result<T>;
+}
+
+impl<T> CudaContext<T> for Result<T, cust::error::CudaError> {
+    fn during(self, call: &'static str) -> Result<T> {
+        self.map_err(|source| Error::Cuda { call, source })
+    }
+}

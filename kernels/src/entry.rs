@@ -1,0 +1,236 @@
+//! Kernel entry points: one list, two targets.
+//!
+//! [`entries!`] instantiates generic kernel functions for every combination of
+//! operator, element type and block size it is given, and names each instance
+//! `{family}_{op}_{type}_b{block}` (`reduce_shuffle_sum_f32_b256`).
+//!
+//! * On nvptx64 each instance is a `#[no_mangle] extern "ptx-kernel"` function
+//!   of that name, so the PTX module exports it.
+//! * On the host each instance is a [`host::HostKernel`]: the same name, the
+//!   kinds of its parameters and a plain function that decodes launch
+//!   arguments and calls the same generic kernel. The CPU emulator launches it
+//!   by name; the CUDA backend uses the parameter kinds to check arguments.
+
+/// Instantiate kernel families; see the module docs.
+///
+/// ```ignore
+/// entries! {
+///     reduce_shuffle(input: *const T, n: u64, out: *mut T) => shuffle::<T, Op, {B}>;
+///         ops [sum = Sum, max = Max] types [f32, i32] blocks [128, 256];
+/// }
+/// ```
+/// Inside the argument list and generics, `T`, `Op` and `B` name the element
+/// type, the operator and the block size of the instance.
+macro_rules! entries {
+    (
+        $(
+            $fam:ident $args:tt => $func:ident :: < $($g:tt),* > ;
+                ops [$($op:ident = $Op:ty),* $(,)?]
+                types $types:tt
+                blocks $blocks:tt ;
+        )*
+    ) => {
+        #[cfg(target_arch = "nvptx64")]
+        #[allow(non_snake_case, dead_code)]
+        mod __entries {
+            use super::*;
+            $( entries!(@fam ptx, $fam $args, $func [$($g),*], [$($op = $Op),*], $types, $blocks); )*
+        }
+
+        /// Register this module's kernels with the host-side table.
+        #[cfg(not(target_arch = "nvptx64"))]
+        pub(crate) fn register(out: &mut ::std::vec::Vec<$crate::entry::host::HostKernel>) {
+            $( entries!(@fam out, $fam $args, $func [$($g),*], [$($op = $Op),*], $types, $blocks); )*
+        }
+    };
+    (@fam $mode:tt, $fam:ident $args:tt, $func:ident $gs:tt, [$($op:ident = $Op:ty),*], $types:tt, $blocks:tt) => {
+        $( entries!(@types $mode, $fam $args, $func $gs, $op, $Op, $types, $blocks); )*
+    };
+    (@types $mode:tt, $fam:ident $args:tt, $func:ident $gs:tt, $op:ident, $Op:ty, [$($T:ident),* $(,)?], $blocks:tt) => {
+        $( entries!(@blocks $mode, $fam $args, $func $gs, $op, $Op, $T, $blocks); )*
+    };
+    (@blocks $mode:tt, $fam:ident $args:tt, $func:ident $gs:tt, $op:ident, $Op:ty, $T:ident, [$($B:literal),* $(,)?]) => {
+        $( entries!(@one $mode, $fam $args, $func $gs, $op, $Op, $T, $B); )*
+    };
+    (@one ptx, $fam:ident ( $($a:ident : $aty:ty),* $(,)? ), $func:ident [$($g:tt),*], $op:ident, $Op:ty, $T:ident, $B:literal) => {
+        // One module per instance gives the aliases `T`, `Op`, `B` a scope.
+        mod ${concat($fam, _, $op, _, $T, _b, $B)} {
+            use super::*;
+            type T = $T;
+            type Op = $Op;
+            const B: u32 = $B;
+            #[unsafe(no_mangle)]
+            pub unsafe extern "ptx-kernel" fn ${concat($fam, _, $op, _, $T, _b, $B)}($($a: $aty),*) {
+                // SAFETY: the launcher passes arguments of the declared kinds.
+                unsafe { $func::<$($g),*>($($a),*) }
+            }
+        }
+    };
+    (@one $out:ident, $fam:ident ( $($a:ident : $aty:ty),* $(,)? ), $func:ident [$($g:tt),*], $op:ident, $Op:ty, $T:ident, $B:literal) => {{
+        #[allow(dead_code)]
+        type T = $T;
+        #[allow(dead_code)]
+        type Op = $Op;
+        #[allow(dead_code)]
+        const B: u32 = $B;
+        unsafe fn host_entry(args: &[$crate::entry::host::Arg]) {
+            let mut it = args.iter();
+            // SAFETY: the emulator checked the argument kinds against `params`.
+            unsafe {
+                $func::<$($g),*>($(<$aty as $crate::entry::host::KernelParam>::from_arg(it.next())),*)
+            }
+        }
+        $out.push($crate::entry::host::HostKernel {
+            name: stringify!(${concat($fam, _, $op, _, $T, _b, $B)}),
+            params: &[$(<$aty as $crate::entry::host::KernelParam>::KIND),*],
+            block_size: $B,
+            func: host_entry,
+        });
+    }};
+}
+
+/// Host-side description of kernels and launch arguments.
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod host {
+    use core::fmt;
+
+    /// The kind of one kernel parameter.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum ParamKind {
+        /// A device pointer (64-bit address).
+        Ptr,
+        U32,
+        I32,
+        U64,
+        I64,
+        F32,
+        F64,
+    }
+
+    impl fmt::Display for ParamKind {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            let s = match self {
+                ParamKind::Ptr => "pointer",
+                ParamKind::U32 => "u32",
+                ParamKind::I32 => "i32",
+                ParamKind::U64 => "u64",
+                ParamKind::I64 => "i64",
+                ParamKind::F32 => "f32",
+                ParamKind::F64 => "f64",
+            };
+            f.write_str(s)
+        }
+    }
+
+    /// One launch argument, by value.
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    pub enum Arg {
+        /// A device address.
+        Ptr(u64),
+        U32(u32),
+        I32(i32),
+        U64(u64),
+        I64(i64),
+        F32(f32),
+        F64(f64),
+    }
+
+    impl Arg {
+        /// The kind of this argument.
+        pub fn kind(&self) -> ParamKind {
+            match self {
+                Arg::Ptr(_) => ParamKind::Ptr,
+                Arg::U32(_) => ParamKind::U32,
+                Arg::I32(_) => ParamKind::I32,
+                Arg::U64(_) => ParamKind::U64,
+                Arg::I64(_) => ParamKind::I64,
+                Arg::F32(_) => ParamKind::F32,
+                Arg::F64(_) => ParamKind::F64,
+            }
+        }
+    }
+
+    macro_rules! arg_from {
+        ($($t:ty => $kind:ident),*) => {$(
+            impl From<$t> for Arg {
+                fn from(v: $t) -> Arg { Arg::$kind(v) }
+            }
+        )*};
+    }
+    arg_from!(u32 => U32, i32 => I32, u64 => U64, i64 => I64, f32 => F32, f64 => F64);
+
+    /// A Rust type that can be a kernel parameter.
+    pub trait KernelParam {
+        const KIND: ParamKind;
+        /// Decode an argument already checked to be of kind [`Self::KIND`].
+        fn from_arg(arg: Option<&Arg>) -> Self;
+    }
+
+    macro_rules! scalar_param {
+        ($t:ty, $kind:ident) => {
+            impl KernelParam for $t {
+                const KIND: ParamKind = ParamKind::$kind;
+                fn from_arg(arg: Option<&Arg>) -> Self {
+                    match arg {
+                        Some(Arg::$kind(v)) => *v,
+                        other => mismatch(stringify!($kind), other),
+                    }
+                }
+            }
+        };
+    }
+    scalar_param!(u32, U32);
+    scalar_param!(i32, I32);
+    scalar_param!(u64, U64);
+    scalar_param!(i64, I64);
+    scalar_param!(f32, F32);
+    scalar_param!(f64, F64);
+
+    impl<T> KernelParam for *const T {
+        const KIND: ParamKind = ParamKind::Ptr;
+        fn from_arg(arg: Option<&Arg>) -> Self {
+            match arg {
+                Some(Arg::Ptr(p)) => *p as usize as *const T,
+                other => mismatch("Ptr", other),
+            }
+        }
+    }
+    impl<T> KernelParam for *mut T {
+        const KIND: ParamKind = ParamKind::Ptr;
+        fn from_arg(arg: Option<&Arg>) -> Self {
+            match arg {
+                Some(Arg::Ptr(p)) => *p as usize as *mut T,
+                other => mismatch("Ptr", other),
+            }
+        }
+    }
+
+    #[cold]
+    fn mismatch(want: &str, got: Option<&Arg>) -> ! {
+        // Unreachable through the emulator, which checks kinds first.
+        panic!("kernel argument mismatch: expected {want}, got {got:?}")
+    }
+
+    /// A kernel as the host sees it.
+    #[derive(Clone, Copy)]
+    pub struct HostKernel {
+        /// The PTX entry name.
+        pub name: &'static str,
+        /// Parameter kinds, in order.
+        pub params: &'static [ParamKind],
+        /// The block size the kernel was instantiated for; launches must use it.
+        pub block_size: u32,
+        /// The kernel body on the host (for the emulator).
+        pub func: unsafe fn(&[Arg]),
+    }
+
+    impl fmt::Debug for HostKernel {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.debug_struct("HostKernel")
+                .field("name", &self.name)
+                .field("params", &self.params)
+                .field("block_size", &self.block_size)
+                .finish()
+        }
+    }
+}

@@ -1,0 +1,173 @@
+//! Atomic operations on global memory, and memory fences.
+//!
+//! Integer operations use `core::sync::atomic`, which rustc lowers to
+//! `atom.*` on nvptx64; float addition, acquire loads and release stores
+//! are written as the PTX instructions themselves (`atom.add.f32`,
+//! `ld.acquire.gpu`, `st.release.gpu`), since the device scope (`.gpu`)
+//! is the one multi-block algorithms need. On the host they are the
+//! corresponding `std` atomics, and each is a point where the emulator may
+//! switch threads.
+
+use super::imp;
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+/// Types with a native atomic add on the device.
+pub trait AtomicAdd: Copy {
+    /// `old = *p; *p = old + v; old` as one atomic step (integers wrap).
+    ///
+    /// # Safety
+    /// `p` must point into a live device allocation, aligned for `Self`.
+    unsafe fn atomic_add(p: *mut Self, v: Self) -> Self;
+}
+
+macro_rules! int_add {
+    ($t:ty, $atomic:ty) => {
+        impl AtomicAdd for $t {
+            #[inline(always)]
+            #[track_caller]
+            unsafe fn atomic_add(p: *mut Self, v: Self) -> Self {
+                imp::global_check(p as *const u8, core::mem::size_of::<Self>(), true);
+                // SAFETY: aligned, live (caller); same size as the atomic.
+                let a = unsafe { <$atomic>::from_ptr(p as *mut _) };
+                let old = a.fetch_add(v as _, Ordering::Relaxed) as $t;
+                imp::atomic_point();
+                old
+            }
+        }
+    };
+}
+int_add!(u32, AtomicU32);
+int_add!(i32, AtomicU32);
+int_add!(u64, AtomicU64);
+int_add!(i64, AtomicU64);
+
+impl AtomicAdd for f32 {
+    #[inline(always)]
+    #[track_caller]
+    unsafe fn atomic_add(p: *mut Self, v: Self) -> Self {
+        imp::global_check(p as *const u8, 4, true);
+        // SAFETY: caller's contract.
+        let old = unsafe { imp::atomic_add_f32(p, v) };
+        imp::atomic_point();
+        old
+    }
+}
+impl AtomicAdd for f64 {
+    #[inline(always)]
+    #[track_caller]
+    unsafe fn atomic_add(p: *mut Self, v: Self) -> Self {
+        imp::global_check(p as *const u8, 8, true);
+        // SAFETY: caller's contract.
+        let old = unsafe { imp::atomic_add_f64(p, v) };
+        imp::atomic_point();
+        old
+    }
+}
+
+/// Atomic add; see [`AtomicAdd`].
+///
+/// # Safety
+/// `p` must point into a live device allocation, aligned for `T`.
+#[inline(always)]
+#[track_caller]
+pub unsafe fn add<T: AtomicAdd>(p: *mut T, v: T) -> T {
+    // SAFETY: forwarded contract.
+    unsafe { T::atomic_add(p, v) }
+}
+
+/// Compare-and-swap on 32 bits: if `*p == current` store `new`; returns the
+/// old value.
+///
+/// # Safety
+/// `p` must point into a live device allocation, 4-byte aligned.
+#[inline(always)]
+#[track_caller]
+pub unsafe fn cas_u32(p: *mut u32, current: u32, new: u32) -> u32 {
+    imp::global_check(p as *const u8, 4, true);
+    // SAFETY: caller's contract.
+    let a = unsafe { AtomicU32::from_ptr(p) };
+    let old = match a.compare_exchange(current, new, Ordering::Relaxed, Ordering::Relaxed) {
+        Ok(v) | Err(v) => v,
+    };
+    imp::atomic_point();
+    old
+}
+
+/// Compare-and-swap on 64 bits; see [`cas_u32`].
+///
+/// # Safety
+/// `p` must point into a live device allocation, 8-byte aligned.
+#[inline(always)]
+#[track_caller]
+pub unsafe fn cas_u64(p: *mut u64, current: u64, new: u64) -> u64 {
+    imp::global_check(p as *const u8, 8, true);
+    // SAFETY: caller's contract.
+    let a = unsafe { AtomicU64::from_ptr(p) };
+    let old = match a.compare_exchange(current, new, Ordering::Relaxed, Ordering::Relaxed) {
+        Ok(v) | Err(v) => v,
+    };
+    imp::atomic_point();
+    old
+}
+
+/// Load with acquire semantics at device scope (`ld.acquire.gpu`): reads
+/// after it see every write that preceded the matching release store.
+/// A spin loop must read its flag through this function (the emulator
+/// switches threads here and reports a loop that can never end).
+///
+/// # Safety
+/// `p` must point into a live device allocation, 4-byte aligned.
+#[inline(always)]
+#[track_caller]
+pub unsafe fn load_acquire_u32(p: *const u32) -> u32 {
+    imp::global_check(p as *const u8, 4, false);
+    imp::spin_point();
+    // SAFETY: caller's contract.
+    unsafe { imp::load_acquire_u32(p) }
+}
+
+/// 64-bit [`load_acquire_u32`].
+///
+/// # Safety
+/// `p` must point into a live device allocation, 8-byte aligned.
+#[inline(always)]
+#[track_caller]
+pub unsafe fn load_acquire_u64(p: *const u64) -> u64 {
+    imp::global_check(p as *const u8, 8, false);
+    imp::spin_point();
+    // SAFETY: caller's contract.
+    unsafe { imp::load_acquire_u64(p) }
+}
+
+/// Store with release semantics at device scope (`st.release.gpu`): every
+/// write before it is visible to a thread whose acquire load sees this one.
+///
+/// # Safety
+/// `p` must point into a live device allocation, 4-byte aligned.
+#[inline(always)]
+#[track_caller]
+pub unsafe fn store_release_u32(p: *mut u32, v: u32) {
+    imp::global_check(p as *const u8, 4, true);
+    // SAFETY: caller's contract.
+    unsafe { imp::store_release_u32(p, v) };
+    imp::atomic_point();
+}
+
+/// 64-bit [`store_release_u32`].
+///
+/// # Safety
+/// `p` must point into a live device allocation, 8-byte aligned.
+#[inline(always)]
+#[track_caller]
+pub unsafe fn store_release_u64(p: *mut u64, v: u64) {
+    imp::global_check(p as *const u8, 8, true);
+    // SAFETY: caller's contract.
+    unsafe { imp::store_release_u64(p, v) };
+    imp::atomic_point();
+}
+
+/// Device-scope fence (`__threadfence()`, PTX `fence.acq_rel.gpu`).
+#[inline(always)]
+pub fn fence_device() {
+    imp::fence_device()
+}

@@ -1,0 +1,48 @@
+//! Global memory accesses.
+//!
+//! Plain loads and stores through these functions are ordinary `ld.global` /
+//! `st.global` on the GPU; on the host the emulator checks each one against
+//! the live device allocations, so an out-of-bounds access is an error, not
+//! a read of whatever lies beyond.
+
+use super::imp;
+
+/// Read `*p`.
+///
+/// # Safety
+/// `p` must point into a live device allocation, aligned for `T`.
+#[inline(always)]
+#[track_caller]
+pub unsafe fn load<T: Copy>(p: *const T) -> T {
+    imp::global_check(p as *const u8, core::mem::size_of::<T>(), false);
+    // SAFETY: caller's contract; checked on the host.
+    unsafe { p.read() }
+}
+
+/// Write `*p = v`.
+///
+/// # Safety
+/// `p` must point into a live device allocation, aligned for `T`, that no
+/// other thread accesses concurrently.
+#[inline(always)]
+#[track_caller]
+pub unsafe fn store<T: Copy>(p: *mut T, v: T) {
+    imp::global_check(p as *const u8, core::mem::size_of::<T>(), true);
+    // SAFETY: caller's contract; checked on the host.
+    unsafe { p.write(v) }
+}
+
+/// Read `N` consecutive elements at once: one 16-byte vector load on the
+/// GPU when `size_of::<[T; N]>() == 16` and `p` is 16-byte aligned, through
+/// the read-only data path (`ld.global.nc`), so the input must not be
+/// written during the kernel.
+///
+/// # Safety
+/// As [`load`], for all `N` elements; `p` aligned to `size_of::<[T; N]>()`.
+#[inline(always)]
+#[track_caller]
+pub unsafe fn load_vec<T: Copy, const N: usize>(p: *const T) -> [T; N] {
+    imp::global_check(p as *const u8, core::mem::size_of::<[T; N]>(), false);
+    // SAFETY: caller's contract.
+    unsafe { imp::load_vec::<T, N>(p) }
+}

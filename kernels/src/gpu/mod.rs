@@ -1,0 +1,159 @@
+//! The device API: what kernel code may use, on both targets.
+//!
+//! Scopes follow CUDA's: [thread ids](thread_idx), the [block](sync_threads)
+//! (barrier, [`Shared`] memory), the [`warp`] (shuffles, warp barrier),
+//! [`global`] memory and [`atomic`] operations. Launches are one-dimensional.
+//!
+//! On nvptx64 every function here is a single PTX instruction or a few. On the
+//! host they call the CPU emulator through [`emu`], which checks what the
+//! hardware would not: barriers reached by all threads at the same call site,
+//! shuffles whose lanes all take part, shared-memory accesses inside the
+//! launch size and free of data races, global accesses inside allocations.
+
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod emu;
+#[cfg(not(target_arch = "nvptx64"))]
+use emu as imp;
+#[cfg(target_arch = "nvptx64")]
+mod nvptx;
+#[cfg(target_arch = "nvptx64")]
+use nvptx as imp;
+
+pub mod atomic;
+pub mod global;
+pub mod warp;
+
+use core::marker::PhantomData;
+
+/// Threads in a warp.
+pub const WARP_SIZE: u32 = 32;
+/// A shuffle or warp-barrier mask naming all 32 lanes.
+pub const FULL_MASK: u32 = u32::MAX;
+
+/// Index of this thread in its block (`threadIdx.x`).
+#[inline(always)]
+pub fn thread_idx() -> u32 {
+    imp::thread_idx()
+}
+/// Index of this block in the grid (`blockIdx.x`).
+#[inline(always)]
+pub fn block_idx() -> u32 {
+    imp::block_idx()
+}
+/// Threads per block (`blockDim.x`).
+#[inline(always)]
+pub fn block_dim() -> u32 {
+    imp::block_dim()
+}
+/// Blocks in the grid (`gridDim.x`).
+#[inline(always)]
+pub fn grid_dim() -> u32 {
+    imp::grid_dim()
+}
+/// This thread's lane in its warp.
+#[inline(always)]
+pub fn lane() -> u32 {
+    thread_idx() % WARP_SIZE
+}
+/// This thread's warp in its block.
+#[inline(always)]
+pub fn warp_idx() -> u32 {
+    thread_idx() / WARP_SIZE
+}
+
+/// Block-wide barrier (`__syncthreads`, PTX `bar.sync 0`).
+///
+/// Every thread of the block must reach the same call; the emulator reports
+/// a barrier that some threads skip, or threads waiting at different calls.
+#[inline(always)]
+#[track_caller]
+pub fn sync_threads() {
+    imp::sync_threads()
+}
+
+/// The block's dynamic shared memory (CUDA's `extern __shared__`), sized by
+/// the launch, viewed as an array of `T`.
+///
+/// Accesses are not bounds-checked on the GPU; the emulator checks each
+/// against the launch size and against races between threads that no
+/// barrier separates.
+pub struct Shared<T> {
+    base: *mut T,
+    _t: PhantomData<T>,
+}
+
+impl<T> Clone for Shared<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for Shared<T> {}
+
+impl<T: Copy> Shared<T> {
+    /// The dynamic shared memory from its start.
+    #[inline(always)]
+    pub fn dynamic() -> Self {
+        Shared { base: imp::shared_base() as *mut T, _t: PhantomData }
+    }
+
+    /// A view of the same memory starting `count` elements of `T` further,
+    /// as another type (to carve several arrays out of one allocation).
+    /// `U` must not need more alignment than that offset has.
+    #[inline(always)]
+    pub fn after<U>(self, count: usize) -> Shared<U> {
+        Shared { base: self.base.wrapping_add(count) as *mut U, _t: PhantomData }
+    }
+
+    /// Read element `i`.
+    ///
+    /// # Safety
+    /// `i` must lie inside the dynamic shared memory of the launch.
+    #[inline(always)]
+    #[track_caller]
+    pub unsafe fn load(self, i: usize) -> T {
+        let p = self.base.wrapping_add(i);
+        imp::shared_check(p as *const u8, core::mem::size_of::<T>(), false);
+        // SAFETY: in bounds by the caller's contract (checked on the host).
+        unsafe { p.read() }
+    }
+
+    /// Write element `i`.
+    ///
+    /// # Safety
+    /// `i` must lie inside the dynamic shared memory of the launch.
+    #[inline(always)]
+    #[track_caller]
+    pub unsafe fn store(self, i: usize, v: T) {
+        let p = self.base.wrapping_add(i);
+        imp::shared_check(p as *const u8, core::mem::size_of::<T>(), true);
+        // SAFETY: in bounds by the caller's contract (checked on the host).
+        unsafe { p.write(v) }
+    }
+
+    /// `volatile` read, as the lectures' warp-synchronous code uses. Volatile
+    /// does not order anything between threads; see [`crate::reduce`].
+    ///
+    /// # Safety
+    /// As [`Shared::load`].
+    #[inline(always)]
+    #[track_caller]
+    pub unsafe fn load_volatile(self, i: usize) -> T {
+        let p = self.base.wrapping_add(i);
+        imp::shared_check(p as *const u8, core::mem::size_of::<T>(), false);
+        // SAFETY: as `load`.
+        unsafe { p.read_volatile() }
+    }
+
+    /// `volatile` write.
+    ///
+    /// # Safety
+    /// As [`Shared::store`].
+    #[inline(always)]
+    #[track_caller]
+    pub unsafe fn store_volatile(self, i: usize, v: T) {
+        let p = self.base.wrapping_add(i);
+        imp::shared_check(p as *const u8, core::mem::size_of::<T>(), true);
+        // SAFETY: as `store`.
+        unsafe { p.write_volatile(v) }
+    }
+}

@@ -1,0 +1,150 @@
+//! nvptx64 implementation of the device API: PTX instructions.
+
+use super::warp::ShflMode;
+use core::arch::asm;
+use core::arch::nvptx;
+
+#[allow(improper_ctypes)]
+unsafe extern "C" {
+    #[link_name = "llvm.nvvm.shfl.sync.down.i32"]
+    fn shfl_down_i32(mask: u32, v: i32, delta: u32, c: u32) -> i32;
+    #[link_name = "llvm.nvvm.shfl.sync.up.i32"]
+    fn shfl_up_i32(mask: u32, v: i32, delta: u32, c: u32) -> i32;
+    #[link_name = "llvm.nvvm.shfl.sync.bfly.i32"]
+    fn shfl_bfly_i32(mask: u32, v: i32, lane_mask: u32, c: u32) -> i32;
+    #[link_name = "llvm.nvvm.shfl.sync.idx.i32"]
+    fn shfl_idx_i32(mask: u32, v: i32, src: u32, c: u32) -> i32;
+    #[link_name = "llvm.nvvm.bar.warp.sync"]
+    fn bar_warp_sync(mask: u32);
+}
+
+#[inline(always)]
+pub fn thread_idx() -> u32 {
+    // SAFETY: reads a special register.
+    unsafe { nvptx::_thread_idx_x() as u32 }
+}
+#[inline(always)]
+pub fn block_idx() -> u32 {
+    // SAFETY: reads a special register.
+    unsafe { nvptx::_block_idx_x() as u32 }
+}
+#[inline(always)]
+pub fn block_dim() -> u32 {
+    // SAFETY: reads a special register.
+    unsafe { nvptx::_block_dim_x() as u32 }
+}
+#[inline(always)]
+pub fn grid_dim() -> u32 {
+    // SAFETY: reads a special register.
+    unsafe { nvptx::_grid_dim_x() as u32 }
+}
+#[inline(always)]
+pub fn sync_threads() {
+    // SAFETY: bar.sync 0; the caller's contract is that all threads reach it.
+    unsafe { nvptx::_syncthreads() }
+}
+#[inline(always)]
+pub fn sync_warp(mask: u32) {
+    // SAFETY: bar.warp.sync over the named lanes.
+    unsafe { bar_warp_sync(mask) }
+}
+
+#[inline(always)]
+pub fn shuffle(mask: u32, mode: ShflMode, arg: u32, words: &mut [u32]) {
+    for w in words.iter_mut() {
+        let v = *w as i32;
+        // SAFETY: shfl.sync over the named lanes; the clamp values are the
+        // ones CUDA uses for a full 32-lane width.
+        let r = unsafe {
+            match mode {
+                ShflMode::Down => shfl_down_i32(mask, v, arg, 0x1f),
+                ShflMode::Up => shfl_up_i32(mask, v, arg, 0),
+                ShflMode::Xor => shfl_bfly_i32(mask, v, arg, 0x1f),
+                ShflMode::Idx => shfl_idx_i32(mask, v, arg, 0x1f),
+            }
+        };
+        *w = r as u32;
+    }
+}
+
+#[repr(C, align(16))]
+struct Align16([u8; 16]);
+
+#[inline(always)]
+pub fn shared_base() -> *mut u8 {
+    core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<Align16>() as *mut u8
+}
+
+#[inline(always)]
+pub fn shared_check(_p: *const u8, _bytes: usize, _write: bool) {}
+#[inline(always)]
+pub fn global_check(_p: *const u8, _bytes: usize, _write: bool) {}
+#[inline(always)]
+pub fn atomic_point() {}
+#[inline(always)]
+pub fn spin_point() {}
+
+#[inline(always)]
+pub unsafe fn load_vec<T: Copy, const N: usize>(p: *const T) -> [T; N] {
+    let bytes = core::mem::size_of::<[T; N]>();
+    if bytes == 16 && core::mem::align_of::<T>() >= 4 {
+        let (a, b, c, d): (u32, u32, u32, u32);
+        // SAFETY: 16 readable bytes at a 16-byte aligned address (caller).
+        unsafe {
+            asm!(
+                "ld.global.nc.v4.u32 {{{0}, {1}, {2}, {3}}}, [{4}];",
+                out(reg32) a, out(reg32) b, out(reg32) c, out(reg32) d,
+                in(reg64) p,
+                options(readonly, nostack, preserves_flags)
+            );
+            core::mem::transmute_copy(&[a, b, c, d])
+        }
+    } else {
+        // SAFETY: caller's contract.
+        unsafe { (p as *const [T; N]).read() }
+    }
+}
+
+#[inline(always)]
+pub unsafe fn atomic_add_f32(p: *mut f32, v: f32) -> f32 {
+    let old: f32;
+    // SAFETY: aligned, live address (caller).
+    unsafe { asm!("atom.add.f32 {0}, [{1}], {2};", out(reg32) old, in(reg64) p, in(reg32) v, options(nostack)) };
+    old
+}
+#[inline(always)]
+pub unsafe fn atomic_add_f64(p: *mut f64, v: f64) -> f64 {
+    let old: f64;
+    // SAFETY: aligned, live address (caller).
+    unsafe { asm!("atom.add.f64 {0}, [{1}], {2};", out(reg64) old, in(reg64) p, in(reg64) v, options(nostack)) };
+    old
+}
+#[inline(always)]
+pub unsafe fn load_acquire_u32(p: *const u32) -> u32 {
+    let v: u32;
+    // SAFETY: aligned, live address (caller).
+    unsafe { asm!("ld.acquire.gpu.u32 {0}, [{1}];", out(reg32) v, in(reg64) p, options(nostack)) };
+    v
+}
+#[inline(always)]
+pub unsafe fn load_acquire_u64(p: *const u64) -> u64 {
+    let v: u64;
+    // SAFETY: aligned, live address (caller).
+    unsafe { asm!("ld.acquire.gpu.u64 {0}, [{1}];", out(reg64) v, in(reg64) p, options(nostack)) };
+    v
+}
+#[inline(always)]
+pub unsafe fn store_release_u32(p: *mut u32, v: u32) {
+    // SAFETY: aligned, live address (caller).
+    unsafe { asm!("st.release.gpu.u32 [{0}], {1};", in(reg64) p, in(reg32) v, options(nostack)) };
+}
+#[inline(always)]
+pub unsafe fn store_release_u64(p: *mut u64, v: u64) {
+    // SAFETY: aligned, live address (caller).
+    unsafe { asm!("st.release.gpu.u64 [{0}], {1};", in(reg64) p, in(reg64) v, options(nostack)) };
+}
+#[inline(always)]
+pub fn fence_device() {
+    // SAFETY: a fence has no operands.
+    unsafe { asm!("fence.acq_rel.gpu;", options(nostack)) };
+}

@@ -1,0 +1,94 @@
+//! Warp scope: shuffles and the warp barrier.
+//!
+//! Since Volta the 32 lanes of a warp are not guaranteed to execute in
+//! lockstep, so warp-level communication goes through `shfl.sync` (which both
+//! exchanges and synchronises the named lanes) or through shared memory with
+//! [`sync`] between the steps. The emulator runs lanes in a seeded,
+//! non-lockstep order and reports shuffles whose named lanes do not all
+//! take part.
+
+use super::{FULL_MASK, imp};
+
+/// How a shuffle picks its source lane.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShflMode {
+    /// From `lane + delta`; lanes past 31 keep their own value.
+    Down,
+    /// From `lane - delta`; lanes below 0 keep their own value.
+    Up,
+    /// From `lane ^ mask` (butterfly).
+    Xor,
+    /// From lane `src` (broadcast).
+    Idx,
+}
+
+/// A value that can cross a shuffle: plain data whose size is 4, 8 or 16
+/// bytes, moved as 32-bit words.
+///
+/// # Safety
+/// The type must be `Copy` plain data of size 4, 8, 12 or 16 with no padding,
+/// valid for any bit pattern that another lane's value of the type has.
+pub unsafe trait Shuffle: Copy {}
+
+// SAFETY: plain numbers of 4 or 8 bytes.
+unsafe impl Shuffle for i32 {}
+// SAFETY: as above.
+unsafe impl Shuffle for u32 {}
+// SAFETY: as above.
+unsafe impl Shuffle for f32 {}
+// SAFETY: as above.
+unsafe impl Shuffle for i64 {}
+// SAFETY: as above.
+unsafe impl Shuffle for u64 {}
+// SAFETY: as above.
+unsafe impl Shuffle for f64 {}
+// SAFETY: pairs of shuffleable words without padding (both halves equal size).
+unsafe impl<A: Shuffle> Shuffle for (A, A) {}
+
+/// Shuffle `v` among the lanes of `mask`; every lane named in `mask` must
+/// make the same call.
+#[inline(always)]
+#[track_caller]
+pub fn shfl_sync<T: Shuffle>(mask: u32, mode: ShflMode, v: T, arg: u32) -> T {
+    const { assert!(core::mem::size_of::<T>() % 4 == 0 && core::mem::size_of::<T>() <= 16) };
+    let n = core::mem::size_of::<T>() / 4;
+    let mut words = [0u32; 4];
+    // SAFETY: T is plain data of n whole words (trait contract).
+    unsafe { core::ptr::copy_nonoverlapping(&v as *const T as *const u32, words.as_mut_ptr(), n) };
+    imp::shuffle(mask, mode, arg, &mut words[..n]);
+    // SAFETY: the words are another lane's value of T.
+    unsafe { core::ptr::read_unaligned(words.as_ptr() as *const T) }
+}
+
+/// `__shfl_down_sync(FULL_MASK, v, delta)`.
+#[inline(always)]
+#[track_caller]
+pub fn shfl_down<T: Shuffle>(v: T, delta: u32) -> T {
+    shfl_sync(FULL_MASK, ShflMode::Down, v, delta)
+}
+/// `__shfl_up_sync(FULL_MASK, v, delta)`.
+#[inline(always)]
+#[track_caller]
+pub fn shfl_up<T: Shuffle>(v: T, delta: u32) -> T {
+    shfl_sync(FULL_MASK, ShflMode::Up, v, delta)
+}
+/// `__shfl_xor_sync(FULL_MASK, v, lane_mask)`.
+#[inline(always)]
+#[track_caller]
+pub fn shfl_xor<T: Shuffle>(v: T, lane_mask: u32) -> T {
+    shfl_sync(FULL_MASK, ShflMode::Xor, v, lane_mask)
+}
+/// `__shfl_sync(FULL_MASK, v, src)`.
+#[inline(always)]
+#[track_caller]
+pub fn shfl_idx<T: Shuffle>(v: T, src: u32) -> T {
+    shfl_sync(FULL_MASK, ShflMode::Idx, v, src)
+}
+
+/// Warp barrier (`__syncwarp(mask)`, PTX `bar.warp.sync`): orders memory
+/// accesses of the named lanes before it against those after it.
+#[inline(always)]
+#[track_caller]
+pub fn sync(mask: u32) {
+    imp::sync_warp(mask)
+}

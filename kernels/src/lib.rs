@@ -1,0 +1,53 @@
+//! Device code of `gpuprim`, one source for two targets.
+//!
+//! * On `nvptx64-nvidia-cuda` every kernel named in an [`entries!`] list
+//!   becomes a `#[no_mangle] extern "ptx-kernel"` function, and the device API
+//!   in [`gpu`] lowers to PTX instructions (`bar.sync`, `shfl.sync`, `atom`).
+//! * On the host the same kernels are plain functions, registered by name in
+//!   [`host_kernels`], and the device API calls into the CPU emulator of the
+//!   `gpuprim` crate, which runs each block's threads as coroutines with real
+//!   barriers, shuffles among 32 lanes and checked shared memory.
+//!
+//! Kernel code never touches raw CUDA intrinsics: it goes through [`gpu`], so
+//! both targets see exactly the same algorithm.
+#![no_std]
+#![cfg_attr(
+    target_arch = "nvptx64",
+    feature(
+        abi_ptx,
+        stdarch_nvptx,
+        asm_experimental_arch,
+        core_intrinsics,
+        gpu_intrinsics,
+        gpu_launch_sized_workgroup_mem,
+        link_llvm_intrinsics
+    )
+)]
+#![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
+#![feature(macro_metavar_expr_concat)]
+#![deny(unsafe_op_in_unsafe_fn)]
+
+#[cfg(not(target_arch = "nvptx64"))]
+extern crate std;
+
+#[macro_use]
+mod entry;
+pub mod gpu;
+pub mod ops;
+pub mod reduce;
+
+#[cfg(not(target_arch = "nvptx64"))]
+pub use entry::host::{Arg, HostKernel, KernelParam, ParamKind};
+
+/// Every kernel of this crate, as the emulator sees it: name, parameter
+/// kinds and a host function. The CUDA backend uses the same table to check
+/// launch arguments before handing them to the driver.
+#[cfg(not(target_arch = "nvptx64"))]
+pub fn host_kernels() -> &'static [HostKernel] {
+    static TABLE: std::sync::OnceLock<std::vec::Vec<HostKernel>> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut v = std::vec::Vec::new();
+        reduce::register(&mut v);
+        v
+    })
+}

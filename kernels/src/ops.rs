@@ -1,0 +1,178 @@
+//! Associative operators as monoids: an identity and a combine.
+//!
+//! Kernels never branch on the tail of their input: out-of-range slots are
+//! filled with [`Monoid::identity`], which leaves every result unchanged.
+//! Integer arithmetic wraps on overflow (two's complement), on the GPU and
+//! in the CPU references alike.
+
+use crate::gpu::warp::Shuffle;
+
+/// Element types the kernels are instantiated for.
+pub trait Element: Shuffle + Copy + PartialOrd + 'static {
+    const ZERO: Self;
+    const ONE: Self;
+    /// The smallest value (`-inf` for floats).
+    const LOWEST: Self;
+    /// The largest value (`+inf` for floats).
+    const HIGHEST: Self;
+    fn add(self, o: Self) -> Self;
+    fn mul(self, o: Self) -> Self;
+    /// The smaller of two values (for floats, `b` when `a` is NaN, as
+    /// `fminf` does: NaN inputs are ignored).
+    fn min(self, o: Self) -> Self;
+    /// The larger of two values (for floats, NaN inputs are ignored).
+    fn max(self, o: Self) -> Self;
+    /// Convert an index-sized count (for means); exact below 2^24 (f32).
+    fn from_u64(v: u64) -> Self;
+}
+
+/// Integer element types: the bitwise operators apply.
+pub trait Integer: Element {
+    fn and(self, o: Self) -> Self;
+    fn or(self, o: Self) -> Self;
+    fn xor(self, o: Self) -> Self;
+    const ALL_ONES: Self;
+}
+
+macro_rules! int_element {
+    ($($t:ty),*) => {$(
+        impl Element for $t {
+            const ZERO: Self = 0;
+            const ONE: Self = 1;
+            const LOWEST: Self = <$t>::MIN;
+            const HIGHEST: Self = <$t>::MAX;
+            #[inline(always)] fn add(self, o: Self) -> Self { self.wrapping_add(o) }
+            #[inline(always)] fn mul(self, o: Self) -> Self { self.wrapping_mul(o) }
+            #[inline(always)] fn min(self, o: Self) -> Self { if o < self { o } else { self } }
+            #[inline(always)] fn max(self, o: Self) -> Self { if o > self { o } else { self } }
+            #[inline(always)] fn from_u64(v: u64) -> Self { v as $t }
+        }
+        impl Integer for $t {
+            #[inline(always)] fn and(self, o: Self) -> Self { self & o }
+            #[inline(always)] fn or(self, o: Self) -> Self { self | o }
+            #[inline(always)] fn xor(self, o: Self) -> Self { self ^ o }
+            const ALL_ONES: Self = !0;
+        }
+    )*};
+}
+int_element!(i32, u32, i64, u64);
+
+macro_rules! float_element {
+    ($($t:ty),*) => {$(
+        impl Element for $t {
+            const ZERO: Self = 0.0;
+            const ONE: Self = 1.0;
+            const LOWEST: Self = <$t>::NEG_INFINITY;
+            const HIGHEST: Self = <$t>::INFINITY;
+            #[inline(always)] fn add(self, o: Self) -> Self { self + o }
+            #[inline(always)] fn mul(self, o: Self) -> Self { self * o }
+            #[inline(always)] fn min(self, o: Self) -> Self { <$t>::min(self, o) }
+            #[inline(always)] fn max(self, o: Self) -> Self { <$t>::max(self, o) }
+            #[inline(always)] fn from_u64(v: u64) -> Self { v as $t }
+        }
+    )*};
+}
+float_element!(f32, f64);
+
+/// An associative operator with an identity: `combine(identity(), x) == x`
+/// and `combine(a, combine(b, c)) == combine(combine(a, b), c)`.
+///
+/// Reductions also assume commutativity (they combine in tree order, not
+/// input order); scans only need associativity.
+pub trait Monoid<T>: Copy + 'static {
+    fn identity() -> T;
+    fn combine(a: T, b: T) -> T;
+}
+
+/// `a + b` (wrapping for integers).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Sum;
+/// `a * b` (wrapping for integers).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Product;
+/// The smaller value.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Min;
+/// The larger value.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Max;
+/// Bitwise and.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BitAnd;
+/// Bitwise or.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BitOr;
+/// Bitwise xor.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BitXor;
+
+impl<T: Element> Monoid<T> for Sum {
+    #[inline(always)]
+    fn identity() -> T {
+        T::ZERO
+    }
+    #[inline(always)]
+    fn combine(a: T, b: T) -> T {
+        a.add(b)
+    }
+}
+impl<T: Element> Monoid<T> for Product {
+    #[inline(always)]
+    fn identity() -> T {
+        T::ONE
+    }
+    #[inline(always)]
+    fn combine(a: T, b: T) -> T {
+        a.mul(b)
+    }
+}
+impl<T: Element> Monoid<T> for Min {
+    #[inline(always)]
+    fn identity() -> T {
+        T::HIGHEST
+    }
+    #[inline(always)]
+    fn combine(a: T, b: T) -> T {
+        a.min(b)
+    }
+}
+impl<T: Element> Monoid<T> for Max {
+    #[inline(always)]
+    fn identity() -> T {
+        T::LOWEST
+    }
+    #[inline(always)]
+    fn combine(a: T, b: T) -> T {
+        a.max(b)
+    }
+}
+impl<T: Integer> Monoid<T> for BitAnd {
+    #[inline(always)]
+    fn identity() -> T {
+        T::ALL_ONES
+    }
+    #[inline(always)]
+    fn combine(a: T, b: T) -> T {
+        a.and(b)
+    }
+}
+impl<T: Integer> Monoid<T> for BitOr {
+    #[inline(always)]
+    fn identity() -> T {
+        T::ZERO
+    }
+    #[inline(always)]
+    fn combine(a: T, b: T) -> T {
+        a.or(b)
+    }
+}
+impl<T: Integer> Monoid<T> for BitXor {
+    #[inline(always)]
+    fn identity() -> T {
+        T::ZERO
+    }
+    #[inline(always)]
+    fn combine(a: T, b: T) -> T {
+        a.xor(b)
+    }
+}
