@@ -1,1 +1,223 @@
-fn main() {}
+//! Project automation: `cargo xtask <command>`.
+//!
+//! On a fresh machine use `cargo +stable xtask ...`: the pinned nightly may not
+//! be installed yet, and `setup` (run first by every command) installs it.
+//! Every child cargo runs as `cargo +<pinned channel>`.
+
+mod bundle;
+mod ptx;
+mod runtime;
+mod setup;
+mod testrun;
+mod util;
+
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{Result, bail};
+use clap::{Parser, Subcommand, ValueEnum};
+
+use crate::util::Repo;
+
+#[derive(Parser, Debug)]
+#[command(name = "cargo xtask", about = "gpuprim project tasks", version)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand, Debug)]
+enum Cmd {
+    /// Install the pinned toolchain and ptxas; build a libcuda.so link stub
+    /// where no CUDA toolkit is installed. Every other command runs it first.
+    Setup,
+    /// Build the kernels' PTX, assemble it with ptxas and report registers,
+    /// stack, spills and shared memory per entry; fail on errors or spills.
+    Ptx(ptx::PtxArgs),
+    /// Run every test (nextest) and the doc tests, then summarise which
+    /// backends ran. Arguments after `--` go to nextest (e.g. a filter).
+    Test {
+        /// Run all tests even after a failure (implied by CI=true).
+        #[arg(long)]
+        no_fail_fast: bool,
+        #[arg(last = true)]
+        extra: Vec<String>,
+    },
+    /// Run the benchmarks (`cargo bench -p gpuprim --bench bench`), writing
+    /// JSON/SVG to target/bench.
+    Bench {
+        /// Which benchmark group.
+        #[arg(value_enum, default_value_t = BenchWhich::All)]
+        which: BenchWhich,
+        /// Fewer sizes and repetitions.
+        #[arg(long)]
+        quick: bool,
+        /// More arguments for the bench binary.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        extra: Vec<String>,
+    },
+    /// Run the demo example (`cargo run --release -p gpuprim --example demo`).
+    Demo {
+        /// Arguments for the demo.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        extra: Vec<String>,
+    },
+    /// Build target/gpu-bundle/: test archive, bench and demo binaries,
+    /// cargo-nextest and run.sh, for a GPU machine without Rust.
+    GpuBundle,
+    /// What .ci/run runs: fmt --check, clippy -D warnings, ptx, test.
+    Ci,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug)]
+enum BenchWhich {
+    Reduce,
+    Scan,
+    All,
+}
+
+impl BenchWhich {
+    fn as_arg(self) -> &'static str {
+        match self {
+            BenchWhich::Reduce => "reduce",
+            BenchWhich::Scan => "scan",
+            BenchWhich::All => "all",
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli.cmd) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cmd: Cmd) -> Result<()> {
+    let repo = Repo::locate()?;
+    let setup = setup::run(&repo)?;
+    match cmd {
+        Cmd::Setup => Ok(()),
+        Cmd::Ptx(args) => ptx::run(&repo, &setup, &args),
+        Cmd::Test {
+            no_fail_fast,
+            extra,
+        } => testrun::run(
+            &repo,
+            &testrun::TestOptions {
+                extra,
+                no_fail_fast: no_fail_fast || repo.ci,
+            },
+        ),
+        Cmd::Bench {
+            which,
+            quick,
+            extra,
+        } => {
+            let out = repo.target().join("bench");
+            let mut cmd = repo.cargo();
+            cmd.args(["bench", "-p", "gpuprim", "--bench", "bench", "--"])
+                .arg(which.as_arg());
+            if quick {
+                cmd.arg("--quick");
+            }
+            // Absolute: cargo runs benches in the package directory (host/).
+            cmd.args(&extra).arg("--out").arg(&out);
+            runtime::apply(&repo, &mut cmd)?;
+            util::run(&mut cmd)?;
+            println!("bench: results in {}", repo.rel(&out));
+            Ok(())
+        }
+        Cmd::Demo { extra } => {
+            let mut cmd = repo.cargo();
+            cmd.args(["run", "--release", "-p", "gpuprim", "--example", "demo"]);
+            if !extra.is_empty() {
+                cmd.arg("--").args(&extra);
+            }
+            runtime::apply(&repo, &mut cmd)?;
+            util::run(&mut cmd)
+        }
+        Cmd::GpuBundle => bundle::run(&repo),
+        Cmd::Ci => ci(&repo, &setup),
+    }
+}
+
+fn ci(repo: &Repo, setup: &setup::Setup) -> Result<()> {
+    type Step<'a> = (&'a str, Box<dyn Fn() -> Result<()> + 'a>);
+    let steps: Vec<Step> = vec![
+        (
+            "fmt",
+            Box::new(|| util::run(repo.cargo().args(["fmt", "--all", "--check"]))),
+        ),
+        (
+            "clippy",
+            Box::new(|| {
+                util::run(repo.cargo().args([
+                    "clippy",
+                    "--workspace",
+                    "--all-targets",
+                    "--release",
+                    "--",
+                    "-D",
+                    "warnings",
+                ]))
+            }),
+        ),
+        (
+            "ptx",
+            Box::new(|| {
+                ptx::run(
+                    repo,
+                    setup,
+                    &ptx::PtxArgs {
+                        arch: "sm_90".into(),
+                        quiet: false,
+                    },
+                )
+            }),
+        ),
+        (
+            "test",
+            Box::new(|| {
+                testrun::run(
+                    repo,
+                    &testrun::TestOptions {
+                        extra: Vec::new(),
+                        no_fail_fast: true,
+                    },
+                )
+            }),
+        ),
+    ];
+    let total = Instant::now();
+    let mut results = Vec::new();
+    let n = steps.len();
+    for (i, (name, step)) in steps.iter().enumerate() {
+        println!("\n==> ci [{}/{n}] {name}", i + 1);
+        let start = Instant::now();
+        let result = step();
+        let took = util::secs(start.elapsed());
+        match &result {
+            Ok(()) => println!("<== ci {name}: ok ({took})"),
+            Err(e) => println!("<== ci {name}: FAILED ({took}): {e:#}"),
+        }
+        results.push((name, result.is_ok(), took));
+    }
+    println!("\nci summary ({}):", util::secs(total.elapsed()));
+    for (name, ok, took) in &results {
+        println!(
+            "  {:<7} {:<6} {took}",
+            name,
+            if *ok { "ok" } else { "FAILED" }
+        );
+    }
+    let failed: Vec<&str> = results.iter().filter(|r| !r.1).map(|r| *r.0).collect();
+    if !failed.is_empty() {
+        bail!("ci failed: {}", failed.join(", "));
+    }
+    Ok(())
+}

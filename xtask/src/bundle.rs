@@ -1,0 +1,185 @@
+//! `cargo xtask gpu-bundle`: everything needed to run the tests, the
+//! sanitizers and the benchmarks on a machine with an NVIDIA GPU and no Rust
+//! toolchain, in `target/gpu-bundle/`.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{Context, Result, bail};
+
+use crate::util::{self, Repo};
+
+const RUN_SH: &str = include_str!("../templates/run.sh");
+/// The bundle travels to the GPU machine; keep it small.
+const MAX_BYTES: u64 = 60 * 1000 * 1000;
+
+pub fn run(repo: &Repo) -> Result<()> {
+    let dir = repo.target().join("gpu-bundle");
+    if dir.exists() {
+        fs::remove_dir_all(&dir).with_context(|| format!("removing old {}", dir.display()))?;
+    }
+    fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+
+    // (a) test archive
+    let nextest = util::which("cargo-nextest")
+        .context("cargo-nextest is not installed (needed to archive the tests and to run them on the GPU machine)")?;
+    let archive = dir.join("tests.tar.zst");
+    util::run(
+        repo.cargo()
+            .args([
+                "nextest",
+                "archive",
+                "--workspace",
+                "--release",
+                "--archive-file",
+            ])
+            .arg(&archive),
+    )
+    .context("archiving the tests")?;
+
+    // (b) the bench binary
+    let bench_json = util::stdout_of(
+        repo.cargo()
+            .args(["bench", "-p", "gpuprim", "--bench", "bench", "--no-run"])
+            .arg("--message-format=json-render-diagnostics")
+            .stdout(Stdio::piped()),
+    )
+    .context("building the bench binary")?;
+    let bench = artifact_executable(&bench_json, "bench", "bench")
+        .context("no executable for bench target `bench` in cargo's JSON output")?;
+    copy_exe(&bench, &dir.join("bench"))?;
+
+    // (c) examples: demo (required), sanitize (if the package has one)
+    let examples_json = util::stdout_of(
+        repo.cargo()
+            .args(["build", "--release", "-p", "gpuprim", "--examples"])
+            .arg("--message-format=json-render-diagnostics")
+            .stdout(Stdio::piped()),
+    )
+    .context("building gpuprim's examples")?;
+    let demo = artifact_executable(&examples_json, "example", "demo")
+        .context("gpuprim has no `demo` example (host/examples/demo.rs)")?;
+    copy_exe(&demo, &dir.join("demo"))?;
+    match artifact_executable(&examples_json, "example", "sanitize") {
+        Some(sanitize) => copy_exe(&sanitize, &dir.join("sanitize"))?,
+        None => {
+            println!("gpu-bundle: no `sanitize` example; run.sh sanitize will use ./demo --small")
+        }
+    }
+
+    // (d) cargo-nextest itself
+    copy_exe(&nextest, &dir.join("cargo-nextest"))?;
+
+    // (e) run.sh
+    let commit = git_describe(repo);
+    let script = RUN_SH.replace(
+        "@BUILT@",
+        &format!("commit {commit}, toolchain {}", repo.channel),
+    );
+    let run_sh = dir.join("run.sh");
+    fs::write(&run_sh, script).with_context(|| format!("writing {}", run_sh.display()))?;
+    fs::set_permissions(&run_sh, fs::Permissions::from_mode(0o755))
+        .with_context(|| format!("chmod +x {}", run_sh.display()))?;
+
+    // Size.
+    let mut du = Command::new("du");
+    du.arg("-sh").arg(&dir);
+    if let Ok(out) = util::capture(&mut du) {
+        print!("{}", String::from_utf8_lossy(&out.stdout));
+    }
+    let mut files = Vec::new();
+    let total = dir_size(&dir, &mut files)?;
+    files.sort();
+    for (path, size) in &files {
+        println!("  {:>8.1} MB  {}", *size as f64 / 1e6, repo.rel(path));
+    }
+    if total > MAX_BYTES {
+        bail!(
+            "bundle is {:.1} MB, over the {} MB limit",
+            total as f64 / 1e6,
+            MAX_BYTES / 1_000_000
+        );
+    }
+    println!(
+        "gpu-bundle: {} ({:.1} MB). On the GPU machine, from the repository root:\n  ./target/gpu-bundle/run.sh [tests|sanitize|bench|all] [OUTDIR]",
+        repo.rel(&dir),
+        total as f64 / 1e6
+    );
+    Ok(())
+}
+
+/// The `executable` of the compiler-artifact message whose target has kind
+/// `kind` and name `name`.
+fn artifact_executable(messages: &str, kind: &str, name: &str) -> Option<PathBuf> {
+    let kind_pat = format!("\"kind\":[\"{kind}\"]");
+    messages
+        .lines()
+        .filter(|l| l.contains("\"reason\":\"compiler-artifact\""))
+        .filter(|l| {
+            // The target object comes first; its name is the first "name".
+            let target = l.split("\"target\":{").nth(1).unwrap_or("");
+            target.contains(&kind_pat) && util::json_str(target, "name").as_deref() == Some(name)
+        })
+        .filter_map(|l| util::json_str(l, "executable"))
+        .map(PathBuf::from)
+        .next_back()
+}
+
+fn copy_exe(from: &Path, to: &Path) -> Result<()> {
+    fs::copy(from, to)
+        .with_context(|| format!("copying {} to {}", from.display(), to.display()))?;
+    fs::set_permissions(to, fs::Permissions::from_mode(0o755))
+        .with_context(|| format!("chmod +x {}", to.display()))?;
+    println!("gpu-bundle: {} <- {}", to.display(), from.display());
+    Ok(())
+}
+
+fn git_describe(repo: &Repo) -> String {
+    let mut git = Command::new("git");
+    git.current_dir(&repo.root)
+        .args(["describe", "--always", "--dirty", "--abbrev=12"]);
+    match util::capture(&mut git) {
+        Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout).trim().to_string(),
+        _ => "unknown".to_string(),
+    }
+}
+
+fn dir_size(dir: &Path, files: &mut Vec<(PathBuf, u64)>) -> Result<u64> {
+    let mut total = 0;
+    for entry in fs::read_dir(dir).with_context(|| format!("listing {}", dir.display()))? {
+        let entry = entry.with_context(|| format!("listing {}", dir.display()))?;
+        let meta = entry
+            .metadata()
+            .with_context(|| format!("stat {}", entry.path().display()))?;
+        if meta.is_dir() {
+            total += dir_size(&entry.path(), files)?;
+        } else {
+            total += meta.len();
+            files.push((entry.path(), meta.len()));
+        }
+    }
+    Ok(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn picks_the_executable_of_the_named_target() {
+        let json = concat!(
+            r#"{"reason":"compiler-artifact","package_id":"x","manifest_path":"/r/host/Cargo.toml","target":{"kind":["custom-build"],"crate_types":["bin"],"name":"build-script-build","src_path":"/r/host/build.rs"},"executable":null}"#,
+            "\n",
+            r#"{"reason":"compiler-artifact","package_id":"x","manifest_path":"/r/host/Cargo.toml","target":{"kind":["bench"],"crate_types":["bin"],"name":"bench","src_path":"/r/host/benches/bench.rs"},"executable":"/r/target/release/deps/bench-0123"}"#,
+            "\n",
+            r#"{"reason":"build-finished","success":true}"#,
+        );
+        assert_eq!(
+            artifact_executable(json, "bench", "bench"),
+            Some(PathBuf::from("/r/target/release/deps/bench-0123"))
+        );
+        assert_eq!(artifact_executable(json, "example", "demo"), None);
+    }
+}

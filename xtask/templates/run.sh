@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# gpuprim GPU bundle, built by `cargo xtask gpu-bundle` (@BUILT@).
+#
+# Run from the repository root on a machine with the NVIDIA driver; no Rust
+# toolchain is needed. The source tree must be present at the root (nextest
+# remaps the test archive onto it); the rest of target/ need not be.
+#
+#   ./target/gpu-bundle/run.sh [tests|sanitize|bench|all] [OUTDIR] [[--] EXTRA...]
+#
+#   tests     run the test archive with cargo-nextest, GPUPRIM_REQUIRE_GPU=1
+#             (CUDA tests fail instead of skipping when CUDA is unusable), then
+#             print how many tests ran or were skipped per backend.
+#             EXTRA goes to nextest (e.g. a test-name filter).
+#   sanitize  compute-sanitizer memcheck, racecheck and synccheck, each
+#             separately, on ./sanitize if bundled, else on ./demo --small.
+#   bench     ./bench all --out OUTDIR EXTRA...
+#   all       tests, sanitize, bench (the default); EXTRA goes to bench.
+#
+# OUTDIR (default: target/gpu-results) receives every log, backends.log and
+# the benchmark's JSON/SVG files.
+
+set -uo pipefail
+
+BUNDLE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$BUNDLE/../.." && pwd)"
+
+usage() {
+  sed -n '2,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
+}
+
+MODE=all
+case "${1:-}" in
+  tests | sanitize | bench | all) MODE=$1; shift ;;
+  -h | --help | help) usage; exit 0 ;;
+  "" | --) ;;
+  *) echo "run.sh: unknown mode '$1'" >&2; usage >&2; exit 2 ;;
+esac
+OUT="$ROOT/target/gpu-results"
+if [ $# -gt 0 ] && [ "$1" != "--" ]; then OUT=$1; shift; fi
+if [ $# -gt 0 ] && [ "$1" = "--" ]; then shift; fi
+EXTRA=("$@")
+mkdir -p "$OUT" || { echo "run.sh: cannot create $OUT" >&2; exit 1; }
+OUT="$(cd "$OUT" && pwd)"
+
+if [ ! -f "$ROOT/Cargo.toml" ]; then
+  echo "run.sh: no Cargo.toml at $ROOT; the bundle must sit at <repo root>/target/gpu-bundle" >&2
+  exit 1
+fi
+
+verdict() { # name exit-code
+  if [ "$2" -eq 0 ]; then echo "PASS"; else echo "FAIL(exit $2)"; fi
+}
+
+# Per-backend summary of a backends.log (lines `ran <backend> <test>` and
+# `skip <backend> <test> <reason...>`); same format as `cargo xtask test`.
+summarize() { # log
+  LC_ALL=C awk -v logname="$1" '
+    function add(b) { if (!(b in seen)) { seen[b] = 1; names[++nb] = b } }
+    NF == 0 { next }
+    NF < 3 || ($1 != "ran" && $1 != "skip") { bad++; next }
+    $1 == "ran" { add($2); k = $2 SUBSEP $3; if (!(k in ran)) { ran[k] = 1; nran[$2]++ }; next }
+    {
+      add($2); k = $2 SUBSEP $3
+      if (!(k in skip)) {
+        r = ""; for (i = 4; i <= NF; i++) r = r (i > 4 ? " " : "") $i
+        if (r == "") r = "no reason given"
+        skip[k] = r
+      }
+    }
+    END {
+      for (k in skip) {
+        if (k in ran) continue
+        split(k, p, SUBSEP); b = p[1]; nsk[b]++
+        rk = b SUBSEP skip[k]
+        if (!(rk in rc)) { nr[b]++; rl[b, nr[b]] = skip[k] }
+        rc[rk]++
+      }
+      print "backends (from " logname "):"
+      if (nb == 0) print "  no backend lines logged (did the tests write to GPUPRIM_TEST_LOG?)"
+      # order: emu, cuda, then the rest by name
+      n = 0
+      for (i = 1; i <= nb; i++) if (names[i] == "emu") ord[++n] = "emu"
+      for (i = 1; i <= nb; i++) if (names[i] == "cuda") ord[++n] = "cuda"
+      m = n
+      for (i = 1; i <= nb; i++) if (names[i] != "emu" && names[i] != "cuda") ord[++n] = names[i]
+      for (i = m + 2; i <= n; i++) { v = ord[i]; j = i - 1; while (j > m && ord[j] > v) { ord[j + 1] = ord[j]; j-- }; ord[j + 1] = v }
+      for (i = 1; i <= n; i++) {
+        b = ord[i]
+        line = "  " b ": " (nran[b] + 0) " ran, " (nsk[b] + 0) " skipped"
+        if (nr[b] == 1) line = line " (" rl[b, 1] ")"
+        else if (nr[b] > 1) {
+          for (x = 2; x <= nr[b]; x++) { v = rl[b, x]; y = x - 1; while (y >= 1 && rl[b, y] > v) { rl[b, y + 1] = rl[b, y]; y-- }; rl[b, y + 1] = v }
+          s = ""
+          for (x = 1; x <= nr[b]; x++) s = s (x > 1 ? "; " : "") rc[b SUBSEP rl[b, x]] "x " rl[b, x]
+          line = line " (" s ")"
+        }
+        print line
+      }
+      if (bad > 0) print "  (" bad " unrecognised lines in the log)"
+    }' "$1"
+}
+
+gpu_info() {
+  if command -v nvidia-smi > /dev/null 2>&1; then
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | sed 's/^/gpu: /'
+  else
+    echo "gpu: nvidia-smi not found"
+  fi
+}
+
+run_tests() {
+  local log="$OUT/backends.log" rc
+  : > "$log"
+  echo "== tests (output: $OUT/tests.txt)"
+  (
+    cd "$ROOT" &&
+      GPUPRIM_REQUIRE_GPU=1 GPUPRIM_TEST_LOG="$log" \
+        "$BUNDLE/cargo-nextest" nextest run \
+        --archive-file "$BUNDLE/tests.tar.zst" \
+        --workspace-remap "$ROOT" \
+        --no-fail-fast "$@"
+  ) 2>&1 | tee "$OUT/tests.txt"
+  rc=${PIPESTATUS[0]}
+  summarize "$log" | tee -a "$OUT/tests.txt"
+  echo "tests: $(verdict tests "$rc")"
+  return "$rc"
+}
+
+find_sanitizer() {
+  local d
+  if command -v compute-sanitizer 2> /dev/null; then return 0; fi
+  for d in /usr/local/cuda/bin /usr/local/cuda-*/bin /opt/cuda/bin \
+    /usr/local/cuda/compute-sanitizer /opt/nvidia/compute-sanitizer; do
+    if [ -x "$d/compute-sanitizer" ]; then echo "$d/compute-sanitizer"; return 0; fi
+  done
+  return 1
+}
+
+run_sanitize() {
+  local san tool log trc summary rc=0
+  local -a target
+  echo "== sanitize"
+  if ! san=$(find_sanitizer); then
+    echo "sanitize: compute-sanitizer not found (PATH, /usr/local/cuda*/bin)"
+    return 1
+  fi
+  if [ -x "$BUNDLE/sanitize" ]; then
+    target=("$BUNDLE/sanitize")
+  elif [ -x "$BUNDLE/demo" ]; then
+    target=("$BUNDLE/demo" --small)
+  else
+    echo "sanitize: neither ./sanitize nor ./demo is in the bundle"
+    return 1
+  fi
+  for tool in memcheck racecheck synccheck; do
+    log="$OUT/sanitize-$tool.txt"
+    (
+      cd "$ROOT" &&
+        GPUPRIM_REQUIRE_GPU=1 "$san" --tool "$tool" --error-exitcode 1 "${target[@]}"
+    ) > "$log" 2>&1
+    trc=$?
+    summary=$(grep -E 'SUMMARY:' "$log" | tail -n 1 | sed -E 's/^=+ *//')
+    if [ "$trc" -eq 0 ]; then
+      echo "sanitize $tool: PASS (${summary:-no summary line}; log: $log)"
+    else
+      echo "sanitize $tool: FAIL (exit $trc; ${summary:-no summary line}; log: $log)"
+      rc=1
+    fi
+  done
+  return "$rc"
+}
+
+run_bench() {
+  local rc
+  echo "== bench (output: $OUT/bench.txt)"
+  (
+    cd "$ROOT" &&
+      GPUPRIM_REQUIRE_GPU=1 "$BUNDLE/bench" all --out "$OUT" "$@"
+  ) 2>&1 | tee "$OUT/bench.txt"
+  rc=${PIPESTATUS[0]}
+  echo "bench: $(verdict bench "$rc")"
+  return "$rc"
+}
+
+echo "run.sh $MODE: bundle $BUNDLE, repo $ROOT, output $OUT"
+gpu_info | tee "$OUT/gpu.txt"
+
+case "$MODE" in
+  tests) run_tests ${EXTRA[@]+"${EXTRA[@]}"} ;;
+  sanitize) run_sanitize ;;
+  bench) run_bench ${EXTRA[@]+"${EXTRA[@]}"} ;;
+  all)
+    run_tests; t=$?
+    run_sanitize; s=$?
+    run_bench ${EXTRA[@]+"${EXTRA[@]}"}; b=$?
+    echo "run.sh all: tests $(verdict tests $t), sanitize $(verdict sanitize $s), bench $(verdict bench $b); output in $OUT"
+    [ "$t" -eq 0 ] && [ "$s" -eq 0 ] && [ "$b" -eq 0 ]
+    ;;
+esac
