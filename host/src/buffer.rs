@@ -6,66 +6,72 @@ use gpuprim_kernels::ops::Element;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-/// Element types of buffers and reductions: `i32`, `u32`, `i64`, `u64`,
-/// `f32`, `f64`.
+/// Plain data that can live in a [`DeviceBuffer`]: numbers, and the pairs
+/// and records kernels exchange.
 ///
 /// # Safety
-/// Implemented only for plain numbers, valid for every bit pattern.
-pub unsafe trait Scalar: Element + Default + Send + Sync + std::fmt::Debug {
+/// Implement only for `Copy` types without padding or pointers that are
+/// valid for every bit pattern, with the same layout on host and device.
+pub unsafe trait DeviceRepr: Copy + Default + Send + Sync + std::fmt::Debug + 'static {
     /// The type's name in kernel entry names (`"f32"`).
     const NAME: &'static str;
 }
 
+/// Element types of reductions and scans: `i32`, `u32`, `i64`, `u64`,
+/// `f32`, `f64`.
+pub trait Scalar: DeviceRepr + Element {}
+impl<T: DeviceRepr + Element> Scalar for T {}
+
 // SAFETY: plain numbers.
-unsafe impl Scalar for i32 {
+unsafe impl DeviceRepr for i32 {
     const NAME: &'static str = "i32";
 }
 // SAFETY: plain numbers.
-unsafe impl Scalar for u32 {
+unsafe impl DeviceRepr for u32 {
     const NAME: &'static str = "u32";
 }
 // SAFETY: plain numbers.
-unsafe impl Scalar for i64 {
+unsafe impl DeviceRepr for i64 {
     const NAME: &'static str = "i64";
 }
 // SAFETY: plain numbers.
-unsafe impl Scalar for u64 {
+unsafe impl DeviceRepr for u64 {
     const NAME: &'static str = "u64";
 }
 // SAFETY: plain numbers.
-unsafe impl Scalar for f32 {
+unsafe impl DeviceRepr for f32 {
     const NAME: &'static str = "f32";
 }
 // SAFETY: plain numbers.
-unsafe impl Scalar for f64 {
+unsafe impl DeviceRepr for f64 {
     const NAME: &'static str = "f64";
 }
 
 /// A typed array in device memory (or emulator memory), owned by the
 /// [`crate::Context`] that made it.
-pub struct DeviceBuffer<T: Scalar> {
+pub struct DeviceBuffer<T: DeviceRepr> {
     pub(crate) alloc: Alloc,
     pub(crate) len: usize,
     pub(crate) inner: Arc<Inner>,
     _t: PhantomData<T>,
 }
 
-impl<T: Scalar> std::fmt::Debug for DeviceBuffer<T> {
+impl<T: DeviceRepr> std::fmt::Debug for DeviceBuffer<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "DeviceBuffer<{}>[{}] at {:#x}", T::NAME, self.len, self.addr())
     }
 }
 
-fn as_bytes<T: Scalar>(s: &[T]) -> &[u8] {
-    // SAFETY: Scalar types are plain numbers without padding.
+fn as_bytes<T: DeviceRepr>(s: &[T]) -> &[u8] {
+    // SAFETY: DeviceRepr types are plain data without padding.
     unsafe { std::slice::from_raw_parts(s.as_ptr() as *const u8, std::mem::size_of_val(s)) }
 }
-fn as_bytes_mut<T: Scalar>(s: &mut [T]) -> &mut [u8] {
-    // SAFETY: as above; every bit pattern is a valid Scalar.
+fn as_bytes_mut<T: DeviceRepr>(s: &mut [T]) -> &mut [u8] {
+    // SAFETY: as above; every bit pattern is a valid DeviceRepr.
     unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr() as *mut u8, std::mem::size_of_val(s)) }
 }
 
-impl<T: Scalar> DeviceBuffer<T> {
+impl<T: DeviceRepr> DeviceBuffer<T> {
     pub(crate) fn new(inner: Arc<Inner>, len: usize) -> Result<Self> {
         let bytes = len.checked_mul(std::mem::size_of::<T>()).ok_or(Error::TooLarge {
             what: "buffer",
@@ -124,5 +130,11 @@ impl<T: Scalar> DeviceBuffer<T> {
     /// so that a kernel that fails to write an element is noticed.
     pub fn poison(&mut self) -> Result<()> {
         self.inner.fill_u32(&mut self.alloc, u32::MAX)
+    }
+
+    /// Set every byte to zero (stream-ordered), e.g. counters and flags
+    /// that a kernel expects cleared.
+    pub fn zero(&mut self) -> Result<()> {
+        self.inner.fill_u32(&mut self.alloc, 0)
     }
 }

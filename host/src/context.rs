@@ -3,7 +3,7 @@
 use crate::backend::BackendKind;
 use crate::backend::cuda::{Cuda, CudaAlloc};
 use crate::backend::emu::{EmuAlloc, EmuConfig, Emulator};
-use crate::buffer::{DeviceBuffer, Scalar};
+use crate::buffer::{DeviceBuffer, DeviceRepr};
 use crate::error::{Error, Result};
 use gpuprim_kernels::{Arg, HostKernel, ParamKind};
 use std::collections::HashMap;
@@ -98,7 +98,7 @@ fn foreign() -> Error {
     Error::BadLaunch { kernel: String::new(), reason: "buffer belongs to a context of another backend".into() }
 }
 
-impl<T: Scalar> Drop for DeviceBuffer<T> {
+impl<T: DeviceRepr> Drop for DeviceBuffer<T> {
     fn drop(&mut self) {
         self.inner.free(&self.alloc);
     }
@@ -182,19 +182,19 @@ impl Context {
     }
 
     /// A buffer of `len` elements whose contents are unspecified.
-    pub fn alloc<T: Scalar>(&self, len: usize) -> Result<DeviceBuffer<T>> {
+    pub fn alloc<T: DeviceRepr>(&self, len: usize) -> Result<DeviceBuffer<T>> {
         DeviceBuffer::new(self.inner.clone(), len)
     }
 
     /// A buffer holding a copy of `data`.
-    pub fn upload<T: Scalar>(&self, data: &[T]) -> Result<DeviceBuffer<T>> {
+    pub fn upload<T: DeviceRepr>(&self, data: &[T]) -> Result<DeviceBuffer<T>> {
         let mut b = self.alloc(data.len())?;
         b.copy_from_host(data)?;
         Ok(b)
     }
 
     /// Stream-ordered copy between device buffers of equal length.
-    pub fn copy<T: Scalar>(&self, src: &DeviceBuffer<T>, dst: &mut DeviceBuffer<T>) -> Result<()> {
+    pub fn copy<T: DeviceRepr>(&self, src: &DeviceBuffer<T>, dst: &mut DeviceBuffer<T>) -> Result<()> {
         if src.len() != dst.len() {
             return Err(Error::LengthMismatch { what: "copy destination", expected: src.len(), got: dst.len() });
         }

@@ -23,10 +23,11 @@ mod buffer;
 mod context;
 mod error;
 pub mod reduce;
+pub mod scan;
 
 pub use backend::BackendKind;
 pub use backend::emu::{EmuConfig, Fault, FaultKind};
-pub use buffer::{DeviceBuffer, Scalar};
+pub use buffer::{DeviceBuffer, DeviceRepr, Scalar};
 pub use context::{Context, LaunchConfig};
 pub use error::{Error, Result};
 pub use gpuprim_kernels::Arg;

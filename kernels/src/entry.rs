@@ -39,6 +39,7 @@ macro_rules! entries {
 
         /// Register this module's kernels with the host-side table.
         #[cfg(not(target_arch = "nvptx64"))]
+        #[allow(unused_variables)]
         pub(crate) fn register(out: &mut ::std::vec::Vec<$crate::entry::host::HostKernel>) {
             $( entries!(@fam out, $fam $args, $func [$($g),*], [$($op = $Op),*], $types, $blocks); )*
         }

@@ -35,6 +35,8 @@ mod entry;
 pub mod gpu;
 pub mod ops;
 pub mod reduce;
+pub mod scan;
+pub mod testing;
 
 #[cfg(not(target_arch = "nvptx64"))]
 pub use entry::host::{Arg, HostKernel, KernelParam, ParamKind};
@@ -48,6 +50,8 @@ pub fn host_kernels() -> &'static [HostKernel] {
     TABLE.get_or_init(|| {
         let mut v = std::vec::Vec::new();
         reduce::register(&mut v);
+        scan::register(&mut v);
+        testing::register(&mut v);
         v
     })
 }

@@ -1,0 +1,1 @@
+//! Device-wide scans.
