@@ -22,7 +22,7 @@ pub fn run(repo: &Repo) -> Result<()> {
     }
     fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
 
-    // (a) test archive
+    // (a) test archive (xtask's own tests stay home: they need cargo)
     let nextest = util::which("cargo-nextest")
         .context("cargo-nextest is not installed (needed to archive the tests and to run them on the GPU machine)")?;
     let archive = dir.join("tests.tar.zst");
@@ -32,6 +32,8 @@ pub fn run(repo: &Repo) -> Result<()> {
                 "nextest",
                 "archive",
                 "--workspace",
+                "--exclude",
+                "xtask",
                 "--release",
                 "--archive-file",
             ])

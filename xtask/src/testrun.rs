@@ -169,3 +169,43 @@ mod tests {
         assert!(s.contains("1 unrecognised"), "{s}");
     }
 }
+
+#[cfg(test)]
+mod run_sh_agrees {
+    use super::summarize;
+    use std::process::Command;
+
+    /// run.sh's awk summary (for the GPU machine) prints what `summarize` prints.
+    #[test]
+    fn awk_summary_in_run_sh_matches() {
+        let script = include_str!("../templates/run.sh");
+        let start = script
+            .find("\nsummarize() {")
+            .expect("run.sh defines summarize");
+        let end = script[start + 1..].find("\n}\n").expect("summarize ends") + start + 3;
+        let func = &script[start + 1..end];
+        let log = "ran emu a\nran emu b\nskip cuda a no CUDA driver: CUDA_ERROR_STUB_LIBRARY\n\
+                   skip cuda b no CUDA driver: CUDA_ERROR_STUB_LIBRARY\nskip cuda c too large\n\
+                   ran zeta q\nran emu a\nskip emu a dup\nbogus line\nran alpha x\n\n";
+        let path = std::env::temp_dir().join(format!("xtask-summary-{}.log", std::process::id()));
+        std::fs::write(&path, log).expect("write temp log");
+        let out = Command::new("bash")
+            .arg("-c")
+            .arg(format!("{func}\nsummarize \"$1\"",))
+            .arg("bash")
+            .arg(&path)
+            .output();
+        let _ = std::fs::remove_file(&path);
+        let Ok(out) = out else {
+            eprintln!("bash not available; skipping");
+            return;
+        };
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let awk = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(awk, summarize(log, &path.to_string_lossy()));
+    }
+}
