@@ -11,6 +11,7 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
+use crate::runtime;
 use crate::util::{self, Repo};
 
 /// The ptxas wheel: 13.0.88 matches driver 580 (see shared/TOOLCHAIN.md).
@@ -140,6 +141,7 @@ fn ptxas(repo: &Repo) -> Result<PathBuf> {
             }
             let mut cmd = Command::new("python3");
             repo.clean(&mut cmd);
+            cmd.env("PIP_ROOT_USER_ACTION", "ignore");
             cmd.args([
                 "-m",
                 "pip",
@@ -221,13 +223,27 @@ pub fn stub_runtime_dir(repo: &Repo) -> PathBuf {
 }
 
 fn cuda_stub(repo: &Repo) -> Result<()> {
-    if let Some(found) = toolkit_libcuda(repo) {
-        println!(
-            "setup: CUDA toolkit's libcuda.so found at {}; no stub needed",
-            found.display()
-        );
-        return Ok(());
-    }
+    // The stub serves two purposes: linking (where no toolkit provides a
+    // libcuda.so) and starting cust-linked binaries (where no driver provides
+    // libcuda.so.1). Only a machine with both can do without it.
+    let toolkit = toolkit_libcuda(repo);
+    let driver = runtime::system_libcuda(repo);
+    let why = match (&toolkit, &driver) {
+        (Some(toolkit), Some(driver)) => {
+            println!(
+                "setup: CUDA toolkit's libcuda.so at {} and driver's libcuda.so.1 at {}; no stub needed",
+                toolkit.display(),
+                driver.display()
+            );
+            return Ok(());
+        }
+        (None, None) => "no CUDA toolkit, no driver".to_string(),
+        (None, Some(_)) => "no CUDA toolkit to link against".to_string(),
+        (Some(t), None) => format!(
+            "toolkit at {} but no driver libcuda.so.1 to run with",
+            t.display()
+        ),
+    };
     let link_dir = stub_link_dir(repo);
     let runtime_dir = stub_runtime_dir(repo);
     let stamp = stub_dir(repo).join(STUB_STAMP);
@@ -236,12 +252,12 @@ fn cuda_stub(repo: &Repo) -> Result<()> {
         && runtime_dir.join("libcuda.so.1").exists()
     {
         println!(
-            "setup: libcuda.so stub present at {} (no CUDA toolkit here)",
+            "setup: libcuda.so stub present at {} ({why})",
             repo.rel(&link_dir)
         );
         return Ok(());
     }
-    println!("setup: no CUDA toolkit found; building a libcuda.so link stub");
+    println!("setup: {why}; building a libcuda.so stub");
     build_stub(repo)
 }
 
