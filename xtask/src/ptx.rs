@@ -37,8 +37,14 @@ pub struct Resources {
 }
 
 pub fn run(repo: &Repo, setup: &Setup, args: &PtxArgs) -> Result<()> {
-    util::run(repo.cargo().args(["build", "--release", "-p", "gpuprim"]))
-        .context("building gpuprim (its build.rs compiles the kernels to PTX)")?;
+    let mut build = repo.cargo();
+    build.args(["build", "--release", "-p", "gpuprim"]);
+    if args.arch != "sm_90" {
+        // host/build.rs compiles for sm_90 unless told otherwise; ptxas
+        // rejects PTX whose .target is newer than --gpu-name.
+        build.env("GPUPRIM_PTX_ARCH", &args.arch);
+    }
+    util::run(&mut build).context("building gpuprim (its build.rs compiles the kernels to PTX)")?;
     let ptx_path = repo.root.join(PTX_FILE);
     let ptx = fs::read_to_string(&ptx_path).with_context(|| {
         format!(
