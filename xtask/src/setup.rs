@@ -268,7 +268,10 @@ fn toolkit_libcuda(repo: &Repo) -> Option<PathBuf> {
     let mut bases: Vec<PathBuf> = Vec::new();
     if let Some(v) = env::var_os("CUDA_LIBRARY_PATH") {
         // .cargo/config.toml sets it to our stub dir unless the user set it.
-        bases.extend(env::split_paths(&v).filter(|p| *p != ours && !p.as_os_str().is_empty()));
+        let canon = |p: &Path| fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        let ours = canon(&ours);
+        bases
+            .extend(env::split_paths(&v).filter(|p| !p.as_os_str().is_empty() && canon(p) != ours));
     }
     bases.push("/usr/local/cuda".into());
     bases.push("/opt/cuda".into());
