@@ -15,7 +15,7 @@ const RUN_SH: &str = include_str!("../templates/run.sh");
 /// The bundle travels to the GPU machine; keep it small.
 const MAX_BYTES: u64 = 60 * 1000 * 1000;
 
-pub fn run(repo: &Repo) -> Result<()> {
+pub fn run(repo: &Repo, keep_debug: bool) -> Result<()> {
     let dir = repo.target().join("gpu-bundle");
     if dir.exists() {
         fs::remove_dir_all(&dir).with_context(|| format!("removing old {}", dir.display()))?;
@@ -40,6 +40,9 @@ pub fn run(repo: &Repo) -> Result<()> {
             .arg(&archive),
     )
     .context("archiving the tests")?;
+    if !keep_debug {
+        strip_archive(repo, &archive)?;
+    }
 
     // (b) the bench binary
     let bench_json = util::stdout_of(
@@ -52,6 +55,9 @@ pub fn run(repo: &Repo) -> Result<()> {
     let bench = artifact_executable(&bench_json, "bench", "bench")
         .context("no executable for bench target `bench` in cargo's JSON output")?;
     copy_exe(&bench, &dir.join("bench"))?;
+    if !keep_debug {
+        strip_debug(&dir.join("bench"))?;
+    }
 
     // (c) examples: demo (required), sanitize (if the package has one)
     let examples_json = util::stdout_of(
@@ -64,8 +70,16 @@ pub fn run(repo: &Repo) -> Result<()> {
     let demo = artifact_executable(&examples_json, "example", "demo")
         .context("gpuprim has no `demo` example (host/examples/demo.rs)")?;
     copy_exe(&demo, &dir.join("demo"))?;
+    if !keep_debug {
+        strip_debug(&dir.join("demo"))?;
+    }
     match artifact_executable(&examples_json, "example", "sanitize") {
-        Some(sanitize) => copy_exe(&sanitize, &dir.join("sanitize"))?,
+        Some(sanitize) => {
+            copy_exe(&sanitize, &dir.join("sanitize"))?;
+            if !keep_debug {
+                strip_debug(&dir.join("sanitize"))?;
+            }
+        }
         None => {
             println!("gpu-bundle: no `sanitize` example; run.sh sanitize will use ./demo --small")
         }
@@ -127,6 +141,103 @@ fn artifact_executable(messages: &str, kind: &str, name: &str) -> Option<PathBuf
         .filter_map(|l| util::json_str(l, "executable"))
         .map(PathBuf::from)
         .next_back()
+}
+
+/// `strip --strip-debug`: the release profile keeps debug info (debug = 1),
+/// which is most of each binary's size. Symbols stay, so backtraces still
+/// name functions.
+fn strip_debug(path: &Path) -> Result<()> {
+    let mut cmd = Command::new("strip");
+    cmd.arg("--strip-debug").arg(path);
+    let out = util::capture(&mut cmd).context("running strip (binutils)")?;
+    if !out.status.success() {
+        bail!(
+            "`{}` failed: {}",
+            util::display(&cmd),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(())
+}
+
+/// Re-packs the nextest archive with debug info stripped from its test
+/// binaries (same entries, same order). Skipped, with a note, where GNU tar
+/// with zstd or strip is missing.
+fn strip_archive(repo: &Repo, archive: &Path) -> Result<()> {
+    let tools = ["tar", "zstd", "strip"];
+    if let Some(missing) = tools.iter().find(|t| util::which(t).is_none()) {
+        println!("gpu-bundle: `{missing}` not found; test binaries keep their debug info");
+        return Ok(());
+    }
+    let before = fs::metadata(archive)
+        .with_context(|| format!("stat {}", archive.display()))?
+        .len();
+    let work = repo.target().join("gpu-bundle-strip");
+    if work.exists() {
+        fs::remove_dir_all(&work).with_context(|| format!("removing {}", work.display()))?;
+    }
+    fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
+    let list = util::stdout_of(
+        Command::new("tar")
+            .arg("--zstd")
+            .arg("-tf")
+            .arg(archive)
+            .stdout(Stdio::piped()),
+    )?;
+    util::run(
+        Command::new("tar")
+            .arg("--zstd")
+            .arg("-xf")
+            .arg(archive)
+            .arg("-C")
+            .arg(&work),
+    )?;
+    let entries: Vec<&str> = list.lines().filter(|l| !l.is_empty()).collect();
+    let mut stripped = 0;
+    for entry in &entries {
+        let path = work.join(entry);
+        // Test binaries (and any bundled .so): ELF files outside nextest's
+        // metadata directory.
+        if !entry.starts_with("target/nextest/") && is_elf(&path) {
+            strip_debug(&path)?;
+            stripped += 1;
+        }
+    }
+    let list_file = work.join(".entries");
+    fs::write(&list_file, entries.join("\n") + "\n")
+        .with_context(|| format!("writing {}", list_file.display()))?;
+    let repacked = work.join("tests.tar.zst");
+    util::run(
+        Command::new("tar")
+            .arg("--zstd")
+            .arg("-cf")
+            .arg(&repacked)
+            .arg("-C")
+            .arg(&work)
+            .arg("--no-recursion")
+            .arg("-T")
+            .arg(&list_file),
+    )?;
+    fs::rename(&repacked, archive).with_context(|| format!("replacing {}", archive.display()))?;
+    fs::remove_dir_all(&work).with_context(|| format!("removing {}", work.display()))?;
+    let after = fs::metadata(archive)
+        .with_context(|| format!("stat {}", archive.display()))?
+        .len();
+    println!(
+        "gpu-bundle: stripped debug info from {stripped} test binaries: {:.1} MB -> {:.1} MB",
+        before as f64 / 1e6,
+        after as f64 / 1e6
+    );
+    Ok(())
+}
+
+fn is_elf(path: &Path) -> bool {
+    use std::io::Read;
+    let mut magic = [0u8; 4];
+    fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut magic))
+        .is_ok()
+        && magic == *b"\x7fELF"
 }
 
 fn copy_exe(from: &Path, to: &Path) -> Result<()> {

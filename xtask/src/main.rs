@@ -64,7 +64,12 @@ enum Cmd {
     },
     /// Build target/gpu-bundle/: test archive, bench and demo binaries,
     /// cargo-nextest and run.sh, for a GPU machine without Rust.
-    GpuBundle,
+    GpuBundle {
+        /// Keep debug info in the bundled binaries (by default it is
+        /// stripped: it is most of their size).
+        #[arg(long)]
+        keep_debug: bool,
+    },
     /// What .ci/run runs: fmt --check, clippy -D warnings, ptx, test.
     Ci,
 }
@@ -141,7 +146,7 @@ fn run(cmd: Cmd) -> Result<()> {
             runtime::apply(&repo, &mut cmd)?;
             util::run(&mut cmd)
         }
-        Cmd::GpuBundle => bundle::run(&repo),
+        Cmd::GpuBundle { keep_debug } => bundle::run(&repo, keep_debug),
         Cmd::Ci => ci(&repo, &setup),
     }
 }
