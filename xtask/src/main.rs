@@ -226,3 +226,68 @@ fn ci(repo: &Repo, setup: &setup::Setup) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod cli_tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Cmd {
+        let argv = std::iter::once("xtask").chain(args.iter().copied());
+        match Cli::try_parse_from(argv) {
+            Ok(cli) => cli.cmd,
+            Err(e) => panic!("{args:?}: {e}"),
+        }
+    }
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn test_passes_arguments_after_double_dash() {
+        let Cmd::Test {
+            extra,
+            no_fail_fast,
+        } = parse(&["test", "--", "reduce", "--no-capture"])
+        else {
+            panic!("not test")
+        };
+        assert_eq!(extra, ["reduce", "--no-capture"]);
+        assert!(!no_fail_fast);
+    }
+
+    #[test]
+    fn bench_takes_a_group_flags_and_extra_arguments() {
+        let Cmd::Bench {
+            which,
+            quick,
+            extra,
+        } = parse(&["bench", "scan", "--quick", "--sizes", "1,2"])
+        else {
+            panic!("not bench")
+        };
+        assert_eq!(which.as_arg(), "scan");
+        assert!(quick);
+        assert_eq!(extra, ["--sizes", "1,2"]);
+        let Cmd::Bench {
+            which,
+            quick,
+            extra,
+        } = parse(&["bench", "--quick"])
+        else {
+            panic!("not bench")
+        };
+        assert_eq!((which.as_arg(), quick, extra.len()), ("all", true, 0));
+    }
+
+    #[test]
+    fn ptx_defaults_to_sm_90() {
+        let Cmd::Ptx(args) = parse(&["ptx", "--quiet"]) else {
+            panic!("not ptx")
+        };
+        assert_eq!(args.arch, "sm_90");
+        assert!(args.quiet);
+    }
+}
