@@ -20,7 +20,12 @@ use clap::{Parser, Subcommand, ValueEnum};
 use crate::util::Repo;
 
 #[derive(Parser, Debug)]
-#[command(name = "cargo xtask", about = "gpuprim project tasks", version)]
+#[command(
+    name = "cargo xtask",
+    bin_name = "cargo xtask",
+    about = "gpuprim project tasks",
+    version
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -28,8 +33,9 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Cmd {
-    /// Install the pinned toolchain and ptxas; build a libcuda.so link stub
-    /// where no CUDA toolkit is installed. Every other command runs it first.
+    /// Install the pinned toolchain and ptxas; build a libcuda.so stub where
+    /// no CUDA toolkit or no driver is installed. Every other command runs it
+    /// first.
     Setup,
     /// Build the kernels' PTX, assemble it with ptxas and report registers,
     /// stack, spills and shared memory per entry; fail on errors or spills.
