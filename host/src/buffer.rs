@@ -22,6 +22,14 @@ pub unsafe trait DeviceRepr: Copy + Default + Send + Sync + std::fmt::Debug + 's
 pub trait Scalar: DeviceRepr + Element {}
 impl<T: DeviceRepr + Element> Scalar for T {}
 
+// SAFETY: plain bytes (temporary storage).
+unsafe impl DeviceRepr for u8 {
+    const NAME: &'static str = "u8";
+}
+// SAFETY: two 8-byte numbers, no padding (see the kernels' definition).
+unsafe impl<W: Element> DeviceRepr for gpuprim_kernels::reduce::reduction::Indexed<W> {
+    const NAME: &'static str = "indexed";
+}
 // SAFETY: plain numbers.
 unsafe impl DeviceRepr for i32 {
     const NAME: &'static str = "i32";
@@ -107,7 +115,15 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         if src.len() != self.len {
             return Err(Error::LengthMismatch { what: "host slice", expected: self.len, got: src.len() });
         }
-        self.inner.upload(&mut self.alloc, as_bytes(src))
+        self.inner.upload(&mut self.alloc, 0, as_bytes(src))
+    }
+
+    /// Copy `src` into the first `src.len()` elements.
+    pub fn copy_from_host_prefix(&mut self, src: &[T]) -> Result<()> {
+        if src.len() > self.len {
+            return Err(Error::LengthMismatch { what: "host slice (at most the buffer)", expected: self.len, got: src.len() });
+        }
+        self.inner.upload(&mut self.alloc, 0, as_bytes(src))
     }
 
     /// Copy the buffer into `dst`; the lengths must match. Waits for the
@@ -116,7 +132,18 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         if dst.len() != self.len {
             return Err(Error::LengthMismatch { what: "host slice", expected: self.len, got: dst.len() });
         }
-        self.inner.download(&self.alloc, as_bytes_mut(dst))
+        self.inner.download(&self.alloc, 0, as_bytes_mut(dst))
+    }
+
+    /// Read values of another plain type `U` starting at byte `offset`
+    /// (for carved temporary storage).
+    pub(crate) fn read_prefix_as<U: DeviceRepr>(&self, offset: usize, dst: &mut [U]) -> Result<()> {
+        let bytes = std::mem::size_of_val(dst);
+        let total = self.len * std::mem::size_of::<T>();
+        if offset + bytes > total {
+            return Err(Error::LengthMismatch { what: "read past the buffer (bytes)", expected: total, got: offset + bytes });
+        }
+        self.inner.download(&self.alloc, offset, as_bytes_mut(dst))
     }
 
     /// The buffer's contents as a `Vec`.

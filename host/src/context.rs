@@ -60,21 +60,23 @@ impl Inner {
             e.free(a)
         }
     }
-    pub(crate) fn upload(&self, dst: &mut Alloc, src: &[u8]) -> Result<()> {
+    /// Copy `src` to byte `offset` of `dst`; the range must fit.
+    pub(crate) fn upload(&self, dst: &mut Alloc, offset: usize, src: &[u8]) -> Result<()> {
         match (&self.backend, dst) {
-            (Backend::Cuda(c), Alloc::Cuda(a)) => c.upload(a, src),
+            (Backend::Cuda(c), Alloc::Cuda(a)) => c.upload(a, offset, src),
             (Backend::Emu(_), Alloc::Emu(a)) => {
-                a.as_bytes_mut().copy_from_slice(src);
+                a.as_bytes_mut()[offset..offset + src.len()].copy_from_slice(src);
                 Ok(())
             }
             _ => Err(foreign()),
         }
     }
-    pub(crate) fn download(&self, src: &Alloc, dst: &mut [u8]) -> Result<()> {
+    /// Copy from byte `offset` of `src` into `dst`; the range must fit.
+    pub(crate) fn download(&self, src: &Alloc, offset: usize, dst: &mut [u8]) -> Result<()> {
         match (&self.backend, src) {
-            (Backend::Cuda(c), Alloc::Cuda(a)) => c.download(a, dst),
+            (Backend::Cuda(c), Alloc::Cuda(a)) => c.download(a, offset, dst),
             (Backend::Emu(_), Alloc::Emu(a)) => {
-                dst.copy_from_slice(a.as_bytes());
+                dst.copy_from_slice(&a.as_bytes()[offset..offset + dst.len()]);
                 Ok(())
             }
             _ => Err(foreign()),

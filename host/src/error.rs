@@ -38,6 +38,9 @@ pub enum Error {
     /// survive (race, out-of-bounds access, barrier misuse, ...).
     #[error("emulator: kernel `{kernel}`: {fault}")]
     Emulator { kernel: String, fault: Fault },
+    /// A combination of options this operation does not offer.
+    #[error("unsupported: {what}: {reason}")]
+    Unsupported { what: String, reason: String },
     /// Memory for a buffer could not be had.
     #[error("cannot allocate {bytes} bytes of device memory: {reason}")]
     OutOfMemory { bytes: usize, reason: String },

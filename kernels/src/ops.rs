@@ -8,7 +8,7 @@
 use crate::gpu::warp::Shuffle;
 
 /// Element types the kernels are instantiated for.
-pub trait Element: Shuffle + Copy + PartialOrd + 'static {
+pub trait Element: Shuffle + Copy + PartialOrd + Default + core::fmt::Debug + Send + Sync + 'static {
     const ZERO: Self;
     const ONE: Self;
     /// The smallest value (`-inf` for floats).
@@ -24,6 +24,16 @@ pub trait Element: Shuffle + Copy + PartialOrd + 'static {
     fn max(self, o: Self) -> Self;
     /// Convert an index-sized count (for means); exact below 2^24 (f32).
     fn from_u64(v: u64) -> Self;
+    /// The same value in an 8-byte type of the same kind (`f32` -> `f64`,
+    /// `i32` -> `i64`, `u32` -> `u64`), exactly.
+    type Wide: Element;
+    fn widen(self) -> Self::Wide;
+    /// `|x|` (wrapping for `MIN` of signed integers; the identity for
+    /// unsigned ones).
+    fn abs(self) -> Self;
+    /// Strict "less than" in a total order where NaN is above every number
+    /// (so argmin and argmax ignore NaNs unless all inputs are NaN).
+    fn total_lt(self, o: Self) -> bool;
 }
 
 /// Integer element types: the bitwise operators apply.
@@ -35,7 +45,7 @@ pub trait Integer: Element {
 }
 
 macro_rules! int_element {
-    ($($t:ty),*) => {$(
+    ($($t:ty => $w:ty, $abs:expr);*) => {$(
         impl Element for $t {
             const ZERO: Self = 0;
             const ONE: Self = 1;
@@ -46,6 +56,10 @@ macro_rules! int_element {
             #[inline(always)] fn min(self, o: Self) -> Self { if o < self { o } else { self } }
             #[inline(always)] fn max(self, o: Self) -> Self { if o > self { o } else { self } }
             #[inline(always)] fn from_u64(v: u64) -> Self { v as $t }
+            type Wide = $w;
+            #[inline(always)] fn widen(self) -> $w { self as $w }
+            #[inline(always)] fn abs(self) -> Self { $abs(self) }
+            #[inline(always)] fn total_lt(self, o: Self) -> bool { self < o }
         }
         impl Integer for $t {
             #[inline(always)] fn and(self, o: Self) -> Self { self & o }
@@ -55,7 +69,12 @@ macro_rules! int_element {
         }
     )*};
 }
-int_element!(i32, u32, i64, u64);
+int_element!(
+    i32 => i64, |x: i32| x.wrapping_abs();
+    u32 => u64, |x: u32| x;
+    i64 => i64, |x: i64| x.wrapping_abs();
+    u64 => u64, |x: u64| x
+);
 
 macro_rules! float_element {
     ($($t:ty),*) => {$(
@@ -69,6 +88,12 @@ macro_rules! float_element {
             #[inline(always)] fn min(self, o: Self) -> Self { <$t>::min(self, o) }
             #[inline(always)] fn max(self, o: Self) -> Self { <$t>::max(self, o) }
             #[inline(always)] fn from_u64(v: u64) -> Self { v as $t }
+            type Wide = f64;
+            #[inline(always)] fn widen(self) -> f64 { self as f64 }
+            #[inline(always)] fn abs(self) -> Self { if self < 0.0 { -self } else { self } }
+            #[inline(always)] fn total_lt(self, o: Self) -> bool {
+                self < o || (o != o && self == self)
+            }
         }
     )*};
 }

@@ -68,19 +68,26 @@ impl Cuda {
         Ok(CudaAlloc { buf: Some(buf), bytes })
     }
 
-    pub fn upload(&self, dst: &mut CudaAlloc, src: &[u8]) -> Result<()> {
-        debug_assert_eq!(src.len(), dst.bytes);
+    /// Copy `src` to byte `offset` of `dst` (in range: the caller checks).
+    pub fn upload(&self, dst: &mut CudaAlloc, offset: usize, src: &[u8]) -> Result<()> {
         match dst.buf.as_mut() {
-            Some(b) => b.copy_from(src).during("cuMemcpyHtoD"),
-            None => Ok(()),
+            Some(b) if !src.is_empty() => {
+                let mut part = b.index(offset..offset + src.len());
+                part.copy_from(src).during("cuMemcpyHtoD")
+            }
+            _ => Ok(()),
         }
     }
 
-    pub fn download(&self, src: &CudaAlloc, dst: &mut [u8]) -> Result<()> {
-        debug_assert_eq!(dst.len(), src.bytes);
+    /// Copy from byte `offset` of `src` into `dst` (in range: the caller
+    /// checks). Waits for queued work first (blocking stream).
+    pub fn download(&self, src: &CudaAlloc, offset: usize, dst: &mut [u8]) -> Result<()> {
         match src.buf.as_ref() {
-            Some(b) => b.copy_to(dst).during("cuMemcpyDtoH"),
-            None => Ok(()),
+            Some(b) if !dst.is_empty() => {
+                let part = b.index(offset..offset + dst.len());
+                part.copy_to(dst).during("cuMemcpyDtoH")
+            }
+            _ => Ok(()),
         }
     }
 

@@ -263,7 +263,11 @@ struct Request {
 #[derive(Clone, Copy, Default)]
 struct Shadow {
     writer: u16,
+    /// The last reader, or [`MANY`] when several threads read since the
+    /// last write.
     reader: u16,
+    /// With several readers: the warp they all belong to, or `u16::MAX`.
+    readers_warp: u16,
     write_gen: (u32, u32),
     read_gen: (u32, u32),
 }
@@ -373,7 +377,7 @@ impl Launch<'_> {
                 match res {
                     Err(payload) => {
                         return Err(Fault {
-                            kind: FaultKind::Panic { message: panic_message(&payload) },
+                            kind: FaultKind::Panic { message: panic_message(&*payload) },
                             block: block.idx,
                             thread: t,
                             site: None,
@@ -454,13 +458,18 @@ impl Launch<'_> {
 
         // Unfinished coroutines unwind their stacks when dropped; keep the
         // stacks of finished ones.
+        // Threads that never started are done once their closure is
+        // dropped (`force_unwind` does that too); a stack whose coroutine
+        // could not be finished is dropped rather than reused.
         for (_, threads) in resident.into_iter().flatten() {
             for th in threads {
                 if let Some(mut co) = th.co {
-                    if co.started() && !co.done() {
+                    if !co.done() {
                         let _ = std::panic::catch_unwind(AssertUnwindSafe(|| co.force_unwind()));
                     }
-                    stacks.push(co.into_stack());
+                    if co.done() {
+                        stacks.push(co.into_stack());
+                    }
                 }
             }
         }
@@ -802,18 +811,23 @@ impl Hooks for ThreadCtx {
                     break;
                 }
                 if write {
-                    if s.reader != NOBODY && s.reader != me && (s.reader == MANY || !self.ordered(b, s.reader, s.read_gen)) {
-                        // MANY readers: a race unless a barrier followed them.
-                        if s.reader != MANY || b.bar_gen.get() <= s.read_gen.0 {
-                            race = Some((describe(s.reader, false), word));
-                            break;
-                        }
+                    if s.reader != NOBODY && s.reader != me && !self.reads_ordered(b, s) {
+                        race = Some((describe(s.reader, false), word));
+                        break;
                     }
-                    *s = Shadow { writer: me, reader: NOBODY, write_gen: now, read_gen: (0, 0) };
-                } else if s.reader == NOBODY || s.reader == me || self.ordered_reader(b, s) {
+                    *s = Shadow { writer: me, reader: NOBODY, readers_warp: 0, write_gen: now, read_gen: (0, 0) };
+                } else if s.reader == NOBODY || s.reader == me || self.reads_ordered(b, s) {
                     s.reader = me;
+                    s.readers_warp = (self.tid / 32) as u16;
                     s.read_gen = now;
                 } else {
+                    // Several readers since the last ordering point: keep
+                    // the latest stamp (the binding one) and whether they
+                    // all share a warp.
+                    let w = (self.tid / 32) as u16;
+                    if s.readers_warp != w {
+                        s.readers_warp = u16::MAX;
+                    }
                     s.reader = MANY;
                     s.read_gen = now;
                 }
@@ -865,7 +879,15 @@ impl Hooks for ThreadCtx {
 }
 
 impl ThreadCtx {
-    fn ordered_reader(&self, b: &Block, s: &Shadow) -> bool {
-        s.reader != MANY && self.ordered(b, s.reader, s.read_gen)
+    /// Whether every read recorded in `s` happens before now: a block
+    /// barrier since the latest one, or a barrier of the readers' warp when
+    /// they and this thread share it.
+    fn reads_ordered(&self, b: &Block, s: &Shadow) -> bool {
+        if s.reader != MANY {
+            return self.ordered(b, s.reader, s.read_gen);
+        }
+        let mine = (self.tid / 32) as u16;
+        b.bar_gen.get() > s.read_gen.0
+            || (s.readers_warp == mine && b.warp_gen[mine as usize].get() > s.read_gen.1)
     }
 }

@@ -1,21 +1,87 @@
 //! Reductions: every variant of the classic reduction lectures, one file per
-//! technique, plus the block- and warp-scope building blocks they share.
+//! technique, plus the warp- and block-scope pieces they share.
 //!
-//! Each kernel reduces its slice of the input to one value per block and
-//! writes it to `out[block_idx]`; the host finishes the grid (see
-//! `gpuprim::reduce`).
+//! | variant | kernel | technique it adds |
+//! |---|---|---|
+//! | 1 | [`reduce_interleaved`] | tree in shared memory, `tid % (2s) == 0` (divergent) |
+//! | 2 | [`reduce_interleaved_strided`] | `index = 2 s tid`: no divergence, bank conflicts |
+//! | 3 | [`reduce_sequential`] | stride halves from `B/2`: conflict-free |
+//! | 4 | [`reduce_first_add`] | two loads and an add per thread: half the blocks |
+//! | 5 | [`reduce_unrolled_warp`] | last warp without block barriers (warp-synchronous, made safe) |
+//! | 6 | [`reduce_complete_unroll`] | block size as a const generic: every step unrolled |
+//! | 7 | [`reduce_cascaded`] | many elements per thread, grid sized to the GPU |
+//! | 8 | [`reduce_shuffle`] | warp shuffles, one shared slot per warp |
+//! | 9 | [`reduce_vectorized`] | 16-byte vector loads, several in flight (the default) |
+//!
+//! Every kernel takes `(a, b, n, partials, out, counter, mode)`: inputs `a`
+//! (and `b` for two-input reductions such as the dot product), the length,
+//! one partial per block, the result, a zeroed counter, and how the block
+//! hands on its total ([`block::mode`]). What is reduced is a
+//! [`reduction::Reduction`]: a monoid and a way to load element `i`.
+//!
+//! Entry names: `{kernel}_{op}_{type}_b{block}`, e.g.
+//! `reduce_sequential_sum_f32_b256`. `sum` is instantiated for block sizes
+//! 32 ..= 1024; the other operators for 256.
 
 pub mod block;
-pub mod shuffle;
+pub mod cascaded;
+pub mod interleaved;
+pub mod reduction;
+pub mod sequential;
+pub mod unrolled;
 pub mod volatile_tail;
 
+pub use cascaded::{reduce_cascaded, reduce_shuffle, reduce_vectorized};
+pub use interleaved::{reduce_interleaved, reduce_interleaved_strided};
+pub use sequential::{reduce_first_add, reduce_sequential, reduce_unrolled_warp};
+pub use unrolled::reduce_complete_unroll;
+
+#[allow(unused_imports)]
 use crate::ops::*;
-use shuffle::reduce_shuffle;
+#[allow(unused_imports)]
+use reduction::*;
 use volatile_tail::reduce_volatile_tail;
 
-entries! {
-    reduce_shuffle(input: *const T, n: u64, out: *mut T) => reduce_shuffle::<T, Op, {B}>;
-        ops [sum = Sum] types [f32, i32] blocks [256];
-    reduce_volatile_tail(input: *const T, n: u64, out: *mut T) => reduce_volatile_tail::<T, Op, {B}>;
-        ops [sum = Sum] types [i32] blocks [256];
+macro_rules! reduce_variants {
+    ($($fam:ident => $func:ident;)*) => {
+        entries! {
+            $(
+            $fam(a: *const <Op as Reduction>::In, b: *const <Op as Reduction>::In, n: u64,
+                 partials: *mut <Op as Reduction>::Acc, out: *mut <Op as Reduction>::Acc,
+                 counter: *mut u32, mode: u32) => $func::<Op, {B}>;
+                ops [sum = Plain<T, Sum>]
+                types [i32, u32, i64, u64, f32, f64]
+                blocks [32, 64, 128, 256, 512, 1024];
+            $fam(a: *const <Op as Reduction>::In, b: *const <Op as Reduction>::In, n: u64,
+                 partials: *mut <Op as Reduction>::Acc, out: *mut <Op as Reduction>::Acc,
+                 counter: *mut u32, mode: u32) => $func::<Op, {B}>;
+                ops [product = Plain<T, Product>, min = Plain<T, Min>, max = Plain<T, Max>,
+                     dot = Dot<T>, sumabs = SumAbs<T>, sumsq = SumSquares<T>,
+                     argmin = Arg<T, Smallest>, argmax = Arg<T, Largest>,
+                     argminp = ArgPartials<T, Smallest>, argmaxp = ArgPartials<T, Largest>]
+                types [i32, u32, i64, u64, f32, f64]
+                blocks [256];
+            $fam(a: *const <Op as Reduction>::In, b: *const <Op as Reduction>::In, n: u64,
+                 partials: *mut <Op as Reduction>::Acc, out: *mut <Op as Reduction>::Acc,
+                 counter: *mut u32, mode: u32) => $func::<Op, {B}>;
+                ops [and = Plain<T, BitAnd>, or = Plain<T, BitOr>, xor = Plain<T, BitXor>]
+                types [i32, u32, i64, u64]
+                blocks [256];
+            )*
+            reduce_volatile_tail(input: *const T, n: u64, out: *mut T) => reduce_volatile_tail::<T, Op, {B}>;
+                ops [sum = Sum] types [i32] blocks [256];
+        }
+    };
+}
+
+reduce_variants! {
+    reduce_interleaved => reduce_interleaved;
+    reduce_interleaved_strided => reduce_interleaved_strided;
+    reduce_sequential => reduce_sequential;
+    reduce_first_add => reduce_first_add;
+    reduce_unrolled_warp => reduce_unrolled_warp;
+    reduce_complete_unroll => reduce_complete_unroll;
+    reduce_cascaded => reduce_cascaded;
+    reduce_shuffle => reduce_shuffle;
+    reduce_vectorized => reduce_vectorized;
 }

@@ -1,0 +1,194 @@
+//! Lecture variants 7 and 8: many elements per thread, then a shared
+//! tree or warp shuffles; and the vectorised default.
+
+use super::block::{block_reduce, finish};
+use super::reduction::Reduction;
+use super::unrolled::unrolled_tree;
+use crate::gpu::{self, Shared};
+
+/// Fold a grid-stride slice of the input into one register per thread.
+#[inline(always)]
+#[track_caller]
+unsafe fn grid_stride<R: Reduction, const B: u32>(a: *const R::In, b: *const R::In, n: u64) -> R::Acc {
+    let stride = B as u64 * gpu::grid_dim() as u64;
+    let mut i = gpu::block_idx() as u64 * B as u64 + gpu::thread_idx() as u64;
+    let mut acc = R::identity();
+    while i < n {
+        // SAFETY: i < n.
+        acc = R::combine(acc, unsafe { R::load(a, b, i) });
+        i += stride;
+    }
+    acc
+}
+
+/// Lecture variant 7 (Harris #7): algorithm cascading. Each thread first
+/// folds many elements sequentially (a grid-stride loop; the grid is sized
+/// to the GPU, a few blocks per multiprocessor), then the block runs
+/// variant 6's unrolled tree once. Sequential work per thread is cheap;
+/// the tree's barriers are paid once per block, not once per `2B` elements.
+///
+/// Launch: any grid (the host uses a few blocks per multiprocessor), `B`
+/// slots + 16 bytes of shared memory.
+///
+/// # Safety
+/// As [`super::interleaved::reduce_interleaved`].
+pub unsafe fn reduce_cascaded<R: Reduction, const B: u32>(
+    a: *const R::In,
+    b: *const R::In,
+    n: u64,
+    partials: *mut R::Acc,
+    out: *mut R::Acc,
+    counter: *mut u32,
+    mode: u32,
+) {
+    let s = Shared::<R::Acc>::dynamic();
+    let tid = gpu::thread_idx();
+    // SAFETY: forwarded; tid < B slots.
+    unsafe {
+        let acc = grid_stride::<R, B>(a, b, n);
+        s.store(tid as usize, acc);
+    }
+    gpu::sync_threads();
+    unrolled_tree::<R, B>(s);
+    // SAFETY: thread 0 wrote slot 0 last.
+    let total = if tid == 0 { unsafe { s.load(0) } } else { R::identity() };
+    // SAFETY: forwarded.
+    unsafe { finish::<R, B>(total, s, partials, out, counter, mode) };
+}
+
+/// Lecture variant 8, warp shuffles: as variant 7, but the block reduces
+/// with `shfl.sync` inside each warp and one shared slot per warp.
+///
+/// Shared-memory traffic drops from `B` slots and `log2 B` barriers to
+/// `B/32` slots and one barrier, and the warp step needs no `volatile`
+/// tricks: `shfl.sync` moves the data and synchronises the lanes.
+///
+/// Launch: as variant 7.
+///
+/// # Safety
+/// As [`super::interleaved::reduce_interleaved`].
+pub unsafe fn reduce_shuffle<R: Reduction, const B: u32>(
+    a: *const R::In,
+    b: *const R::In,
+    n: u64,
+    partials: *mut R::Acc,
+    out: *mut R::Acc,
+    counter: *mut u32,
+    mode: u32,
+) {
+    let s = Shared::<R::Acc>::dynamic();
+    // SAFETY: forwarded.
+    let acc = unsafe { grid_stride::<R, B>(a, b, n) };
+    let total = block_reduce::<R, B>(acc, s);
+    // SAFETY: forwarded.
+    unsafe { finish::<R, B>(total, s, partials, out, counter, mode) };
+}
+
+/// Vector loads in flight per thread per iteration of [`reduce_vectorized`].
+pub const UNROLL: usize = 4;
+
+/// Ours, the default: variant 8 with the loads Hopper needs to reach the
+/// memory's speed. Each iteration issues `UNROLL` independent 16-byte
+/// vector loads (`ld.global.nc.v4`) per thread before using any of them,
+/// so every thread has 64 bytes in flight; accumulators stay in registers
+/// (one per vector lane, combined at the end). The tail that does not fill
+/// a whole vector is read with scalar loads by block 0.
+///
+/// ```text
+/// thread t of block k, iteration j: vectors  (j * G + k) * B * U + t + u * B,  u < U
+/// ```
+/// (`G` blocks, `U = UNROLL`): each of the `U` loads of a warp reads 512
+/// contiguous bytes.
+///
+/// Launch: as variant 7. `a` and `b` must be 16-byte aligned (device
+/// allocations are).
+///
+/// # Safety
+/// As [`super::interleaved::reduce_interleaved`], plus the alignment.
+pub unsafe fn reduce_vectorized<R: Reduction, const B: u32>(
+    a: *const R::In,
+    b: *const R::In,
+    n: u64,
+    partials: *mut R::Acc,
+    out: *mut R::Acc,
+    counter: *mut u32,
+    mode: u32,
+) {
+    let s = Shared::<R::Acc>::dynamic();
+    let acc = if core::mem::size_of::<R::In>() == 4 {
+        // SAFETY: forwarded.
+        unsafe { vector_pass::<R, B, 4>(a, b, n) }
+    } else if core::mem::size_of::<R::In>() == 8 {
+        // SAFETY: forwarded.
+        unsafe { vector_pass::<R, B, 2>(a, b, n) }
+    } else {
+        // SAFETY: forwarded.
+        unsafe { grid_stride::<R, B>(a, b, n) }
+    };
+    let total = block_reduce::<R, B>(acc, s);
+    // SAFETY: forwarded.
+    unsafe { finish::<R, B>(total, s, partials, out, counter, mode) };
+}
+
+#[inline(always)]
+#[track_caller]
+unsafe fn vector_pass<R: Reduction, const B: u32, const W: usize>(a: *const R::In, b: *const R::In, n: u64) -> R::Acc {
+    let vectors = n / W as u64;
+    let tid = gpu::thread_idx() as u64;
+    let chunk = B as u64 * UNROLL as u64;
+    let stride = chunk * gpu::grid_dim() as u64;
+    let mut base = gpu::block_idx() as u64 * chunk;
+    let mut acc = [R::identity(); W];
+    // Whole chunks: U loads issued back to back, then combined.
+    while base + chunk <= vectors {
+        let mut v = [[R::identity(); W]; UNROLL];
+        let mut u = 0;
+        while u < UNROLL {
+            // SAFETY: vector base + u*B + tid < vectors, so its W elements are < n.
+            v[u] = unsafe { R::load_vec::<W>(a, b, (base + u as u64 * B as u64 + tid) * W as u64) };
+            u += 1;
+        }
+        let mut u = 0;
+        while u < UNROLL {
+            let mut k = 0;
+            while k < W {
+                acc[k] = R::combine(acc[k], v[u][k]);
+                k += 1;
+            }
+            u += 1;
+        }
+        base += stride;
+    }
+    // The last partial chunk, one vector at a time.
+    if base < vectors {
+        let mut u = 0;
+        while u < UNROLL {
+            let j = base + u as u64 * B as u64 + tid;
+            if j < vectors {
+                // SAFETY: j < vectors.
+                let v = unsafe { R::load_vec::<W>(a, b, j * W as u64) };
+                let mut k = 0;
+                while k < W {
+                    acc[k] = R::combine(acc[k], v[k]);
+                    k += 1;
+                }
+            }
+            u += 1;
+        }
+    }
+    // Elements past the last whole vector.
+    if gpu::block_idx() == 0 {
+        let i = vectors * W as u64 + tid;
+        if i < n {
+            // SAFETY: i < n.
+            acc[0] = R::combine(acc[0], unsafe { R::load(a, b, i) });
+        }
+    }
+    let mut total = acc[0];
+    let mut k = 1;
+    while k < W {
+        total = R::combine(total, acc[k]);
+        k += 1;
+    }
+    total
+}
