@@ -645,11 +645,15 @@ impl Launch<'_> {
                     let ot = (base + other) as usize;
                     let Some(mut me) = before[other as usize] else { continue };
                     if let Some((mode, arg)) = me.shuffle {
+                        // `shfl.sync` uses the low five bits of the offset
+                        // or lane (PTX `bval = b[4:0]`; seen on an H200:
+                        // `down` by 33 reads lane + 1).
+                        let bval = arg & 31;
                         let src = match mode {
-                            ShflMode::Down => other.checked_add(arg).filter(|&s| s < 32).unwrap_or(other),
-                            ShflMode::Up => other.checked_sub(arg).unwrap_or(other),
-                            ShflMode::Xor => (other ^ arg) & 31,
-                            ShflMode::Idx => arg & 31,
+                            ShflMode::Down => Some(other + bval).filter(|&s| s < 32).unwrap_or(other),
+                            ShflMode::Up => other.checked_sub(bval).unwrap_or(other),
+                            ShflMode::Xor => other ^ bval,
+                            ShflMode::Idx => bval,
                         };
                         if r.mask & (1 << src) == 0 {
                             return Err(Fault {
