@@ -9,6 +9,11 @@
 //! Environment:
 //! * `GPUPRIM_PTX_ARCH` — the `-C target-cpu` (default `sm_90`).
 //! * `GPUPRIM_PTX` — a prebuilt PTX file to embed instead of building one.
+//! * `GPUPRIM_CUBIN_ARCH` — also assemble the PTX with `ptxas` for this GPU
+//!   (e.g. `sm_90`) and embed the machine code, so a context on such a GPU
+//!   loads in milliseconds instead of JIT-compiling hundreds of kernels.
+//!   `ptxas` comes from `GPUPRIM_PTXAS`, the wheel `cargo xtask setup`
+//!   installs, or `PATH`. `cargo xtask gpu-bundle` sets it.
 
 use std::env;
 use std::fs;
@@ -18,6 +23,8 @@ use std::process::Command;
 fn main() {
     println!("cargo:rerun-if-env-changed=GPUPRIM_PTX_ARCH");
     println!("cargo:rerun-if-env-changed=GPUPRIM_PTX");
+    println!("cargo:rerun-if-env-changed=GPUPRIM_CUBIN_ARCH");
+    println!("cargo:rerun-if-env-changed=GPUPRIM_PTXAS");
     let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let root = manifest.parent().expect("host/ lives inside the workspace").to_path_buf();
     let out = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
@@ -31,6 +38,15 @@ fn main() {
     };
     check_resolved(&ptx);
     fs::write(out.join("kernels.ptx"), &ptx).unwrap_or_else(|e| fail(&format!("cannot write PTX: {e}")));
+    let (arch, cubin) = match env::var("GPUPRIM_CUBIN_ARCH") {
+        Ok(arch) if !arch.is_empty() => {
+            let cubin = assemble(&root, &out.join("kernels.ptx"), &out.join("kernels.cubin"), &arch);
+            (arch, cubin)
+        }
+        _ => (String::new(), Vec::new()),
+    };
+    fs::write(out.join("kernels.cubin"), &cubin).unwrap_or_else(|e| fail(&format!("cannot write cubin: {e}")));
+    fs::write(out.join("cubin_arch.txt"), &arch).unwrap_or_else(|e| fail(&format!("cannot write cubin arch: {e}")));
     // A copy at a fixed place for `cargo xtask ptx` and for reading.
     let target = env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root.join("target"));
     let copy_dir = target.join("ptx");
@@ -92,6 +108,28 @@ fn build_ptx(root: &Path) -> String {
         .map(|(_, p)| p)
         .unwrap_or_else(|| fail(&format!("the PTX build wrote no gpuprim_kernels-*.s in {}", deps.display())));
     fs::read_to_string(&newest).unwrap_or_else(|e| fail(&format!("cannot read {}: {e}", newest.display())))
+}
+
+/// Assemble the PTX for `arch` with ptxas.
+fn assemble(root: &Path, ptx: &Path, cubin: &Path, arch: &str) -> Vec<u8> {
+    let wheel = root.join("target/tools/cuda-nvcc/nvidia/cu13/bin/ptxas");
+    let ptxas = env::var("GPUPRIM_PTXAS")
+        .map(PathBuf::from)
+        .ok()
+        .or_else(|| wheel.exists().then_some(wheel))
+        .unwrap_or_else(|| PathBuf::from("ptxas"));
+    let status = Command::new(&ptxas)
+        .arg("--gpu-name")
+        .arg(arch)
+        .arg(ptx)
+        .arg("-o")
+        .arg(cubin)
+        .status()
+        .unwrap_or_else(|e| fail(&format!("GPUPRIM_CUBIN_ARCH is set but {} cannot run: {e}", ptxas.display())));
+    if !status.success() {
+        fail(&format!("ptxas --gpu-name {arch} failed on the kernels' PTX"));
+    }
+    fs::read(cubin).unwrap_or_else(|e| fail(&format!("cannot read {}: {e}", cubin.display())))
 }
 
 /// Fail the build if the PTX calls or declares a function it does not

@@ -120,10 +120,28 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
 
     /// Copy `src` into the first `src.len()` elements.
     pub fn copy_from_host_prefix(&mut self, src: &[T]) -> Result<()> {
-        if src.len() > self.len {
-            return Err(Error::LengthMismatch { what: "host slice (at most the buffer)", expected: self.len, got: src.len() });
+        self.copy_from_host_at(0, src)
+    }
+
+    /// Copy `src` into elements `offset .. offset + src.len()`.
+    ///
+    /// ```
+    /// # fn main() -> gpuprim::Result<()> {
+    /// let ctx = gpuprim::Context::new()?;
+    /// let mut b = ctx.upload(&[0u32; 5])?;
+    /// b.copy_from_host_at(3, &[7, 8])?;
+    /// assert_eq!(b.to_vec()?, vec![0, 0, 0, 7, 8]);
+    /// # Ok(()) }
+    /// ```
+    pub fn copy_from_host_at(&mut self, offset: usize, src: &[T]) -> Result<()> {
+        if offset.checked_add(src.len()).is_none_or(|end| end > self.len) {
+            return Err(Error::LengthMismatch {
+                what: "host slice past the buffer's end",
+                expected: self.len.saturating_sub(offset),
+                got: src.len(),
+            });
         }
-        self.inner.upload(&mut self.alloc, 0, as_bytes(src))
+        self.inner.upload(&mut self.alloc, offset * std::mem::size_of::<T>(), as_bytes(src))
     }
 
     /// Copy the buffer into `dst`; the lengths must match. Waits for the
@@ -135,13 +153,39 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         self.inner.download(&self.alloc, 0, as_bytes_mut(dst))
     }
 
+    /// Copy elements `offset .. offset + dst.len()` into `dst`.
+    ///
+    /// ```
+    /// # fn main() -> gpuprim::Result<()> {
+    /// let ctx = gpuprim::Context::new()?;
+    /// let b = ctx.upload(&[1i64, 2, 3, 4])?;
+    /// let mut two = [0i64; 2];
+    /// b.copy_to_host_at(1, &mut two)?;
+    /// assert_eq!(two, [2, 3]);
+    /// # Ok(()) }
+    /// ```
+    pub fn copy_to_host_at(&self, offset: usize, dst: &mut [T]) -> Result<()> {
+        if offset.checked_add(dst.len()).is_none_or(|end| end > self.len) {
+            return Err(Error::LengthMismatch {
+                what: "host slice past the buffer's end",
+                expected: self.len.saturating_sub(offset),
+                got: dst.len(),
+            });
+        }
+        self.inner.download(&self.alloc, offset * std::mem::size_of::<T>(), as_bytes_mut(dst))
+    }
+
     /// Read values of another plain type `U` starting at byte `offset`
     /// (for carved temporary storage).
     pub(crate) fn read_prefix_as<U: DeviceRepr>(&self, offset: usize, dst: &mut [U]) -> Result<()> {
         let bytes = std::mem::size_of_val(dst);
         let total = self.len * std::mem::size_of::<T>();
         if offset + bytes > total {
-            return Err(Error::LengthMismatch { what: "read past the buffer (bytes)", expected: total, got: offset + bytes });
+            return Err(Error::LengthMismatch {
+                what: "read past the buffer (bytes)",
+                expected: total,
+                got: offset + bytes,
+            });
         }
         self.inner.download(&self.alloc, offset, as_bytes_mut(dst))
     }

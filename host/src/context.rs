@@ -300,3 +300,25 @@ fn slot(a: &Arg) -> u64 {
         Arg::F64(v) => v.to_bits(),
     }
 }
+
+impl Context {
+    /// Fill `buf` on the device with `hash_value(i, seed)`: integers
+    /// 0 ..= 2000 from a hash of the index (see
+    /// `gpuprim_kernels::util::hash_value`, which computes the same on the
+    /// host). For test inputs too large to upload quickly.
+    pub fn fill_hash<T: crate::Scalar>(&self, buf: &mut DeviceBuffer<T>, seed: u64) -> Result<()> {
+        if buf.is_empty() {
+            return Ok(());
+        }
+        let grid = (buf.len() as u64).div_ceil(256).clamp(1, self.multiprocessors() as u64 * 8) as u32;
+        let name = format!("util_fill_hash_any_{}_b256", T::NAME);
+        // SAFETY: `buf` holds len elements, which is what the kernel writes.
+        unsafe {
+            self.launch(
+                &name,
+                LaunchConfig { grid, block: 256, shared_bytes: 0 },
+                &[buf.arg(), (buf.len() as u64).into(), seed.into()],
+            )
+        }
+    }
+}

@@ -31,6 +31,12 @@ pub use buffer::{DeviceBuffer, DeviceRepr, Scalar};
 pub use context::{Context, LaunchConfig};
 pub use error::{Error, Result};
 pub use gpuprim_kernels::Arg;
+pub use scan::{Scan, ScanAlgorithm, ScanTemp};
 
 /// The PTX of every kernel, as built from `kernels/` by `build.rs`.
 pub const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels.ptx"));
+/// Machine code of every kernel for [`CUBIN_ARCH`], when the build was
+/// asked for it (`GPUPRIM_CUBIN_ARCH`); empty otherwise.
+pub const CUBIN: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/kernels.cubin"));
+/// The GPU architecture [`CUBIN`] was built for (`"sm_90"`), or `""`.
+pub const CUBIN_ARCH: &str = include_str!(concat!(env!("OUT_DIR"), "/cubin_arch.txt"));

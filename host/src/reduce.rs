@@ -28,9 +28,7 @@ use crate::context::{Context, LaunchConfig};
 use crate::error::{Error, Result};
 use gpuprim_kernels::ops::{self as kops, Integer};
 use gpuprim_kernels::reduce::block::{finish_smem, mode};
-use gpuprim_kernels::reduce::reduction::{
-    Arg, Dot, Indexed, Largest, Plain, Reduction, Smallest, SumAbs, SumSquares,
-};
+use gpuprim_kernels::reduce::reduction::{Arg, Dot, Indexed, Largest, Plain, Reduction, Smallest, SumAbs, SumSquares};
 
 /// The reduction kernels, in the order the lectures introduce them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -103,9 +101,9 @@ impl ReduceAlgorithm {
             ReduceAlgorithm::Interleaved | ReduceAlgorithm::InterleavedNoDivergence | ReduceAlgorithm::Sequential => {
                 Some(block as u64)
             }
-            ReduceAlgorithm::FirstAddDuringLoad | ReduceAlgorithm::UnrolledLastWarp | ReduceAlgorithm::CompleteUnroll => {
-                Some(2 * block as u64)
-            }
+            ReduceAlgorithm::FirstAddDuringLoad
+            | ReduceAlgorithm::UnrolledLastWarp
+            | ReduceAlgorithm::CompleteUnroll => Some(2 * block as u64),
             _ => None,
         }
     }
@@ -319,7 +317,7 @@ impl Context {
         self.reducer().rms(x)
     }
     /// Index and value of the first smallest element; `None` for empty
-    /// input.
+    /// input. NaNs never win, unless all elements are NaN (then index 0).
     ///
     /// ```
     /// # let ctx = gpuprim::Context::new().unwrap();
@@ -329,7 +327,7 @@ impl Context {
         self.reducer().argmin(x)
     }
     /// Index and value of the first largest element; `None` for empty
-    /// input.
+    /// input. NaNs never win, unless all elements are NaN (then index 0).
     ///
     /// ```
     /// # let ctx = gpuprim::Context::new().unwrap();
@@ -593,14 +591,12 @@ impl<'c> Reducer<'c> {
             return Ok(None);
         }
         let r: Indexed<T::Wide> = self.scalar::<Arg<T, E>>(op, x, None)?;
-        let i = r.index as usize;
+        // No element beat the identity: every one is NaN, and the first wins.
+        let i = if r.index < x.len() as u64 { r.index as usize } else { 0 };
         // Read the winning element back exactly (the accumulator holds it
         // widened).
-        let mut one = vec![T::default(); x.len().min(1)];
-        if i < x.len() {
-            let all = x.to_vec()?;
-            one[0] = all[i];
-        }
+        let mut one = [T::default()];
+        x.copy_to_host_at(i, &mut one)?;
         Ok(Some((i, one[0])))
     }
 
@@ -683,7 +679,11 @@ impl<'c> Reducer<'c> {
         let plan = self.plan(op, n)?;
         let (second, counter, bytes) = self.layout::<R::Acc>(&plan);
         if temp.bytes() < bytes {
-            return Err(Error::LengthMismatch { what: "temporary storage (bytes)", expected: bytes, got: temp.bytes() });
+            return Err(Error::LengthMismatch {
+                what: "temporary storage (bytes)",
+                expected: bytes,
+                got: temp.bytes(),
+            });
         }
         if n == 0 {
             return out.copy_from_host_prefix(&[R::identity()]);
@@ -721,8 +721,10 @@ impl<'c> Reducer<'c> {
             let name = format!("{}_{}_{}_b{b}", self.algorithm.kernel(), pass.op, tname);
             let last = k + 1 == plan.len();
             // Where this pass reads and writes.
-            let (a_in, b_in) = if k == 0 { (x.arg(), yv) } else { (crate::Arg::Ptr(bufs[(k - 1) % 2]), crate::Arg::Ptr(0)) };
-            let partials = if self.finish == Finish::Relaunch && last { out.arg() } else { crate::Arg::Ptr(bufs[k % 2]) };
+            let (a_in, b_in) =
+                if k == 0 { (x.arg(), yv) } else { (crate::Arg::Ptr(bufs[(k - 1) % 2]), crate::Arg::Ptr(0)) };
+            let partials =
+                if self.finish == Finish::Relaunch && last { out.arg() } else { crate::Arg::Ptr(bufs[k % 2]) };
             let m = if k == 0 { first_mode } else { mode::PARTIALS };
             let args = [a_in, b_in, pass.n.into(), partials, out.arg(), counter, m.into()];
             // SAFETY: `x` (and `y`) hold n elements; each partials buffer in
@@ -745,4 +747,3 @@ impl<'c> Reducer<'c> {
 fn op_name(op: Op) -> &'static str {
     op.name()
 }
-

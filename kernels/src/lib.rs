@@ -37,6 +37,7 @@ pub mod ops;
 pub mod reduce;
 pub mod scan;
 pub mod testing;
+pub mod util;
 
 #[cfg(not(target_arch = "nvptx64"))]
 pub use entry::host::{Arg, HostKernel, KernelParam, ParamKind};
@@ -52,6 +53,7 @@ pub fn host_kernels() -> &'static [HostKernel] {
         reduce::register(&mut v);
         scan::register(&mut v);
         testing::register(&mut v);
+        util::register(&mut v);
         v
     })
 }

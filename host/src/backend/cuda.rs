@@ -42,7 +42,16 @@ impl Cuda {
         }
         let device = Device::get_device(0).during("cuDeviceGet")?;
         let context = Context::new(device).during("cuCtxCreate")?;
-        let module = Module::from_ptx(ptx, &[]).during("cuModuleLoadData")?;
+        // Embedded machine code when it matches this GPU, else the driver
+        // compiles the PTX (and caches the result on disk).
+        let major = device.get_attribute(cust::device::DeviceAttribute::ComputeCapabilityMajor).unwrap_or(0);
+        let minor = device.get_attribute(cust::device::DeviceAttribute::ComputeCapabilityMinor).unwrap_or(0);
+        let arch = format!("sm_{major}{minor}");
+        let module = if !crate::CUBIN.is_empty() && crate::CUBIN_ARCH.trim() == arch {
+            Module::from_cubin(crate::CUBIN, &[]).during("cuModuleLoadData (cubin)")?
+        } else {
+            Module::from_ptx(ptx, &[]).during("cuModuleLoadData (PTX)")?
+        };
         // A blocking stream: synchronous copies (on the legacy stream) wait
         // for the kernels queued here.
         let stream = Stream::new(StreamFlags::DEFAULT, None).during("cuStreamCreate")?;
@@ -145,4 +154,3 @@ impl Cuda {
         Ok((r, Duration::from_secs_f64(ms as f64 / 1e3)))
     }
 }
-

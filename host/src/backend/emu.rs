@@ -351,7 +351,8 @@ impl Launch<'_> {
                 for (slot, entry) in resident.iter_mut().enumerate() {
                     if entry.is_none() {
                         let Some(idx) = pending.next() else { break };
-                        let (b, threads) = self.start_block(kernel, idx, dim, shared_bytes, args, stacks, launch_ptr)?;
+                        let (b, threads) =
+                            self.start_block(kernel, idx, dim, shared_bytes, args, stacks, launch_ptr)?;
                         for t in 0..dim {
                             runnable.push((slot, t));
                         }
@@ -612,7 +613,10 @@ impl Launch<'_> {
                         continue;
                     }
                     if other >= lanes_in_block {
-                        return Err(fault(format!("mask {:#010x} names lane {other}, which the block does not have", r.mask)));
+                        return Err(fault(format!(
+                            "mask {:#010x} names lane {other}, which the block does not have",
+                            r.mask
+                        )));
                     }
                     let ot = (base + other) as usize;
                     match b.states[ot].get() {
@@ -637,7 +641,8 @@ impl Launch<'_> {
                     continue;
                 }
                 // Everyone is here: exchange.
-                let before: Vec<Option<Request>> = (0..32).map(|l| if l < lanes_in_block { reqs[(base + l) as usize] } else { None }).collect();
+                let before: Vec<Option<Request>> =
+                    (0..32).map(|l| if l < lanes_in_block { reqs[(base + l) as usize] } else { None }).collect();
                 for other in 0..32u32 {
                     if r.mask & (1 << other) == 0 {
                         continue;
@@ -658,7 +663,10 @@ impl Launch<'_> {
                         if r.mask & (1 << src) == 0 {
                             return Err(Fault {
                                 kind: FaultKind::WarpCollective {
-                                    detail: format!("lane {other} reads lane {src}, which mask {:#010x} does not name", r.mask),
+                                    detail: format!(
+                                        "lane {other} reads lane {src}, which mask {:#010x} does not name",
+                                        r.mask
+                                    ),
                                 },
                                 block: b.idx,
                                 thread: ot as u32,
@@ -710,7 +718,12 @@ impl Launch<'_> {
                 }
             }
         }
-        Fault { kind: FaultKind::Panic { message: "emulator scheduler lost track of threads".into() }, block: 0, thread: 0, site: None }
+        Fault {
+            kind: FaultKind::Panic { message: "emulator scheduler lost track of threads".into() },
+            block: 0,
+            thread: 0,
+            site: None,
+        }
     }
 }
 
@@ -891,7 +904,6 @@ impl ThreadCtx {
             return self.ordered(b, s.reader, s.read_gen);
         }
         let mine = (self.tid / 32) as u16;
-        b.bar_gen.get() > s.read_gen.0
-            || (s.readers_warp == mine && b.warp_gen[mine as usize].get() > s.read_gen.1)
+        b.bar_gen.get() > s.read_gen.0 || (s.readers_warp == mine && b.warp_gen[mine as usize].get() > s.read_gen.1)
     }
 }

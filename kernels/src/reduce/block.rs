@@ -64,7 +64,8 @@ pub fn warp_tail<R: Reduction>(s: Shared<R::Acc>, tid: usize, start: u32) {
         // SAFETY: lanes past the live range read the identity-free upper
         // half only while `tid + off < 2 * start` slots; others idle.
         unsafe {
-            let v = if tid + off < 2 * start as usize { R::combine(s.load(tid), s.load(tid + off)) } else { R::identity() };
+            let v =
+                if tid + off < 2 * start as usize { R::combine(s.load(tid), s.load(tid + off)) } else { R::identity() };
             warp::sync(FULL_MASK);
             s.store(tid, v);
             warp::sync(FULL_MASK);

@@ -101,7 +101,8 @@ impl<T: Element> Reduction for Dot<T> {
     #[track_caller]
     unsafe fn load_vec<const W: usize>(a: *const T, b: *const T, i: u64) -> [T; W] {
         // SAFETY: aligned and in bounds (caller).
-        let (x, y) = unsafe { (global::load_vec::<T, W>(a.add(i as usize)), global::load_vec::<T, W>(b.add(i as usize))) };
+        let (x, y) =
+            unsafe { (global::load_vec::<T, W>(a.add(i as usize)), global::load_vec::<T, W>(b.add(i as usize))) };
         let mut out = [T::ZERO; W];
         let mut k = 0;
         while k < W {
@@ -221,8 +222,12 @@ impl Extreme for Smallest {
 impl Extreme for Largest {
     #[inline(always)]
     fn beats<W: Element>(a: W, b: W) -> bool {
-        // NaN is above everything in the total order; argmax ignores it too.
-        b.total_lt(a) && a == a
+        // A NaN never beats anything, and any number beats a NaN.
+        #[allow(clippy::eq_op)]
+        let a_is_number = a == a;
+        #[allow(clippy::eq_op)]
+        let b_is_nan = b != b;
+        a_is_number && (b_is_nan || b < a)
     }
     #[inline(always)]
     fn worst<W: Element>() -> W {
