@@ -28,15 +28,7 @@ pub fn run(repo: &Repo, keep_debug: bool) -> Result<()> {
     let archive = dir.join("tests.tar.zst");
     util::run(
         repo.cargo()
-            .args([
-                "nextest",
-                "archive",
-                "--workspace",
-                "--exclude",
-                "xtask",
-                "--release",
-                "--archive-file",
-            ])
+            .args(["nextest", "archive", "--workspace", "--exclude", "xtask", "--release", "--archive-file"])
             .arg(&archive),
     )
     .context("archiving the tests")?;
@@ -90,10 +82,7 @@ pub fn run(repo: &Repo, keep_debug: bool) -> Result<()> {
 
     // (e) run.sh
     let commit = git_describe(repo);
-    let script = RUN_SH.replace(
-        "@BUILT@",
-        &format!("commit {commit}, toolchain {}", repo.channel),
-    );
+    let script = RUN_SH.replace("@BUILT@", &format!("commit {commit}, toolchain {}", repo.channel));
     let run_sh = dir.join("run.sh");
     fs::write(&run_sh, script).with_context(|| format!("writing {}", run_sh.display()))?;
     fs::set_permissions(&run_sh, fs::Permissions::from_mode(0o755))
@@ -112,11 +101,7 @@ pub fn run(repo: &Repo, keep_debug: bool) -> Result<()> {
         println!("  {:>8.1} MB  {}", *size as f64 / 1e6, repo.rel(path));
     }
     if total > MAX_BYTES {
-        bail!(
-            "bundle is {:.1} MB, over the {} MB limit",
-            total as f64 / 1e6,
-            MAX_BYTES / 1_000_000
-        );
+        bail!("bundle is {:.1} MB, over the {} MB limit", total as f64 / 1e6, MAX_BYTES / 1_000_000);
     }
     println!(
         "gpu-bundle: {} ({:.1} MB). On the GPU machine, from the repository root:\n  ./target/gpu-bundle/run.sh [tests|sanitize|bench|all] [OUTDIR]",
@@ -151,11 +136,7 @@ fn strip_debug(path: &Path) -> Result<()> {
     cmd.arg("--strip-debug").arg(path);
     let out = util::capture(&mut cmd).context("running strip (binutils)")?;
     if !out.status.success() {
-        bail!(
-            "`{}` failed: {}",
-            util::display(&cmd),
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
+        bail!("`{}` failed: {}", util::display(&cmd), String::from_utf8_lossy(&out.stderr).trim());
     }
     Ok(())
 }
@@ -169,29 +150,14 @@ fn strip_archive(repo: &Repo, archive: &Path) -> Result<()> {
         println!("gpu-bundle: `{missing}` not found; test binaries keep their debug info");
         return Ok(());
     }
-    let before = fs::metadata(archive)
-        .with_context(|| format!("stat {}", archive.display()))?
-        .len();
+    let before = fs::metadata(archive).with_context(|| format!("stat {}", archive.display()))?.len();
     let work = repo.target().join("gpu-bundle-strip");
     if work.exists() {
         fs::remove_dir_all(&work).with_context(|| format!("removing {}", work.display()))?;
     }
     fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
-    let list = util::stdout_of(
-        Command::new("tar")
-            .arg("--zstd")
-            .arg("-tf")
-            .arg(archive)
-            .stdout(Stdio::piped()),
-    )?;
-    util::run(
-        Command::new("tar")
-            .arg("--zstd")
-            .arg("-xf")
-            .arg(archive)
-            .arg("-C")
-            .arg(&work),
-    )?;
+    let list = util::stdout_of(Command::new("tar").arg("--zstd").arg("-tf").arg(archive).stdout(Stdio::piped()))?;
+    util::run(Command::new("tar").arg("--zstd").arg("-xf").arg(archive).arg("-C").arg(&work))?;
     let entries: Vec<&str> = list.lines().filter(|l| !l.is_empty()).collect();
     let mut stripped = 0;
     for entry in &entries {
@@ -204,8 +170,7 @@ fn strip_archive(repo: &Repo, archive: &Path) -> Result<()> {
         }
     }
     let list_file = work.join(".entries");
-    fs::write(&list_file, entries.join("\n") + "\n")
-        .with_context(|| format!("writing {}", list_file.display()))?;
+    fs::write(&list_file, entries.join("\n") + "\n").with_context(|| format!("writing {}", list_file.display()))?;
     let repacked = work.join("tests.tar.zst");
     util::run(
         Command::new("tar")
@@ -220,9 +185,7 @@ fn strip_archive(repo: &Repo, archive: &Path) -> Result<()> {
     )?;
     fs::rename(&repacked, archive).with_context(|| format!("replacing {}", archive.display()))?;
     fs::remove_dir_all(&work).with_context(|| format!("removing {}", work.display()))?;
-    let after = fs::metadata(archive)
-        .with_context(|| format!("stat {}", archive.display()))?
-        .len();
+    let after = fs::metadata(archive).with_context(|| format!("stat {}", archive.display()))?.len();
     println!(
         "gpu-bundle: stripped debug info from {stripped} test binaries: {:.1} MB -> {:.1} MB",
         before as f64 / 1e6,
@@ -234,25 +197,19 @@ fn strip_archive(repo: &Repo, archive: &Path) -> Result<()> {
 fn is_elf(path: &Path) -> bool {
     use std::io::Read;
     let mut magic = [0u8; 4];
-    fs::File::open(path)
-        .and_then(|mut f| f.read_exact(&mut magic))
-        .is_ok()
-        && magic == *b"\x7fELF"
+    fs::File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok() && magic == *b"\x7fELF"
 }
 
 fn copy_exe(from: &Path, to: &Path) -> Result<()> {
-    fs::copy(from, to)
-        .with_context(|| format!("copying {} to {}", from.display(), to.display()))?;
-    fs::set_permissions(to, fs::Permissions::from_mode(0o755))
-        .with_context(|| format!("chmod +x {}", to.display()))?;
+    fs::copy(from, to).with_context(|| format!("copying {} to {}", from.display(), to.display()))?;
+    fs::set_permissions(to, fs::Permissions::from_mode(0o755)).with_context(|| format!("chmod +x {}", to.display()))?;
     println!("gpu-bundle: {} <- {}", to.display(), from.display());
     Ok(())
 }
 
 fn git_describe(repo: &Repo) -> String {
     let mut git = Command::new("git");
-    git.current_dir(&repo.root)
-        .args(["describe", "--always", "--dirty", "--abbrev=12"]);
+    git.current_dir(&repo.root).args(["describe", "--always", "--dirty", "--abbrev=12"]);
     match util::capture(&mut git) {
         Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout).trim().to_string(),
         _ => "unknown".to_string(),
@@ -263,9 +220,7 @@ fn dir_size(dir: &Path, files: &mut Vec<(PathBuf, u64)>) -> Result<u64> {
     let mut total = 0;
     for entry in fs::read_dir(dir).with_context(|| format!("listing {}", dir.display()))? {
         let entry = entry.with_context(|| format!("listing {}", dir.display()))?;
-        let meta = entry
-            .metadata()
-            .with_context(|| format!("stat {}", entry.path().display()))?;
+        let meta = entry.metadata().with_context(|| format!("stat {}", entry.path().display()))?;
         if meta.is_dir() {
             total += dir_size(&entry.path(), files)?;
         } else {

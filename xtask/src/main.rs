@@ -20,12 +20,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use crate::util::Repo;
 
 #[derive(Parser, Debug)]
-#[command(
-    name = "cargo xtask",
-    bin_name = "cargo xtask",
-    about = "gpuprim project tasks",
-    version
-)]
+#[command(name = "cargo xtask", bin_name = "cargo xtask", about = "gpuprim project tasks", version)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -114,25 +109,13 @@ fn run(cmd: Cmd) -> Result<()> {
     match cmd {
         Cmd::Setup => Ok(()),
         Cmd::Ptx(args) => ptx::run(&repo, &setup, &args),
-        Cmd::Test {
-            no_fail_fast,
-            extra,
-        } => testrun::run(
-            &repo,
-            &testrun::TestOptions {
-                extra,
-                no_fail_fast: no_fail_fast || repo.ci,
-            },
-        ),
-        Cmd::Bench {
-            which,
-            quick,
-            extra,
-        } => {
+        Cmd::Test { no_fail_fast, extra } => {
+            testrun::run(&repo, &testrun::TestOptions { extra, no_fail_fast: no_fail_fast || repo.ci })
+        }
+        Cmd::Bench { which, quick, extra } => {
             let out = repo.target().join("bench");
             let mut cmd = repo.cargo();
-            cmd.args(["bench", "-p", "gpuprim", "--bench", "bench", "--"])
-                .arg(which.as_arg());
+            cmd.args(["bench", "-p", "gpuprim", "--bench", "bench", "--"]).arg(which.as_arg());
             if quick {
                 cmd.arg("--quick");
             }
@@ -160,10 +143,7 @@ fn run(cmd: Cmd) -> Result<()> {
 fn ci(repo: &Repo, setup: &setup::Setup) -> Result<()> {
     type Step<'a> = (&'a str, Box<dyn Fn() -> Result<()> + 'a>);
     let steps: Vec<Step> = vec![
-        (
-            "fmt",
-            Box::new(|| util::run(repo.cargo().args(["fmt", "--all", "--check"]))),
-        ),
+        ("fmt", Box::new(|| util::run(repo.cargo().args(["fmt", "--all", "--check"])))),
         (
             "clippy",
             Box::new(|| {
@@ -178,31 +158,8 @@ fn ci(repo: &Repo, setup: &setup::Setup) -> Result<()> {
                 ]))
             }),
         ),
-        (
-            "ptx",
-            Box::new(|| {
-                ptx::run(
-                    repo,
-                    setup,
-                    &ptx::PtxArgs {
-                        arch: "sm_90".into(),
-                        quiet: false,
-                    },
-                )
-            }),
-        ),
-        (
-            "test",
-            Box::new(|| {
-                testrun::run(
-                    repo,
-                    &testrun::TestOptions {
-                        extra: Vec::new(),
-                        no_fail_fast: true,
-                    },
-                )
-            }),
-        ),
+        ("ptx", Box::new(|| ptx::run(repo, setup, &ptx::PtxArgs { arch: "sm_90".into(), quiet: false }))),
+        ("test", Box::new(|| testrun::run(repo, &testrun::TestOptions { extra: Vec::new(), no_fail_fast: true }))),
     ];
     let total = Instant::now();
     let mut results = Vec::new();
@@ -220,11 +177,7 @@ fn ci(repo: &Repo, setup: &setup::Setup) -> Result<()> {
     }
     println!("\nci summary ({}):", util::secs(total.elapsed()));
     for (name, ok, took) in &results {
-        println!(
-            "  {:<7} {:<6} {took}",
-            name,
-            if *ok { "ok" } else { "FAILED" }
-        );
+        println!("  {:<7} {:<6} {took}", name, if *ok { "ok" } else { "FAILED" });
     }
     let failed: Vec<&str> = results.iter().filter(|r| !r.1).map(|r| *r.0).collect();
     if !failed.is_empty() {
@@ -253,11 +206,7 @@ mod cli_tests {
 
     #[test]
     fn test_passes_arguments_after_double_dash() {
-        let Cmd::Test {
-            extra,
-            no_fail_fast,
-        } = parse(&["test", "--", "reduce", "--no-capture"])
-        else {
+        let Cmd::Test { extra, no_fail_fast } = parse(&["test", "--", "reduce", "--no-capture"]) else {
             panic!("not test")
         };
         assert_eq!(extra, ["reduce", "--no-capture"]);
@@ -266,33 +215,19 @@ mod cli_tests {
 
     #[test]
     fn bench_takes_a_group_flags_and_extra_arguments() {
-        let Cmd::Bench {
-            which,
-            quick,
-            extra,
-        } = parse(&["bench", "scan", "--quick", "--sizes", "1,2"])
-        else {
+        let Cmd::Bench { which, quick, extra } = parse(&["bench", "scan", "--quick", "--sizes", "1,2"]) else {
             panic!("not bench")
         };
         assert_eq!(which.as_arg(), "scan");
         assert!(quick);
         assert_eq!(extra, ["--sizes", "1,2"]);
-        let Cmd::Bench {
-            which,
-            quick,
-            extra,
-        } = parse(&["bench", "--quick"])
-        else {
-            panic!("not bench")
-        };
+        let Cmd::Bench { which, quick, extra } = parse(&["bench", "--quick"]) else { panic!("not bench") };
         assert_eq!((which.as_arg(), quick, extra.len()), ("all", true, 0));
     }
 
     #[test]
     fn ptx_defaults_to_sm_90() {
-        let Cmd::Ptx(args) = parse(&["ptx", "--quiet"]) else {
-            panic!("not ptx")
-        };
+        let Cmd::Ptx(args) = parse(&["ptx", "--quiet"]) else { panic!("not ptx") };
         assert_eq!(args.arch, "sm_90");
         assert!(args.quiet);
     }

@@ -34,6 +34,10 @@ pub struct Resources {
     pub spill_stores: u32,
     pub spill_loads: u32,
     pub smem: u32,
+    /// Report lines seen for this function (a stack line and, for entries,
+    /// a "Used" line each); more than one of a kind means the report could
+    /// not be attributed reliably.
+    pub lines_seen: (u32, u32),
 }
 
 pub fn run(repo: &Repo, setup: &Setup, args: &PtxArgs) -> Result<()> {
@@ -47,10 +51,7 @@ pub fn run(repo: &Repo, setup: &Setup, args: &PtxArgs) -> Result<()> {
     util::run(&mut build).context("building gpuprim (its build.rs compiles the kernels to PTX)")?;
     let ptx_path = repo.root.join(PTX_FILE);
     let ptx = fs::read_to_string(&ptx_path).with_context(|| {
-        format!(
-            "reading {} (host/build.rs is expected to write the PTX there)",
-            ptx_path.display()
-        )
+        format!("reading {} (host/build.rs is expected to write the PTX there)", ptx_path.display())
     })?;
     // target/ptx/gpuprim-kernels.cubin for the default arch, else
     // gpuprim-kernels.<arch>.cubin beside it.
@@ -61,10 +62,9 @@ pub fn run(repo: &Repo, setup: &Setup, args: &PtxArgs) -> Result<()> {
     };
 
     let mut cmd = Command::new(&setup.ptxas);
-    cmd.args(["--gpu-name", &args.arch, "-v"])
-        .arg(&ptx_path)
-        .arg("-o")
-        .arg(&cubin);
+    // --split-compile 0: one thread per CPU. ptxas still reports each
+    // function as one block; `parse_report`'s counts check that.
+    cmd.args(["--gpu-name", &args.arch, "-v", "--split-compile", "0"]).arg(&ptx_path).arg("-o").arg(&cubin);
     println!("$ {}", util::display(&cmd));
     let out = util::capture(&mut cmd)?;
     let mut report = String::from_utf8_lossy(&out.stderr).into_owned();
@@ -98,11 +98,16 @@ pub fn run(repo: &Repo, setup: &Setup, args: &PtxArgs) -> Result<()> {
             ));
         }
     }
+    for (name, r) in &entries {
+        if r.lines_seen != (1, 1) {
+            problems.push(format!(
+                "ptxas report for entry {name} is incomplete or ambiguous (stack/Used lines seen: {}/{})",
+                r.lines_seen.0, r.lines_seen.1
+            ));
+        }
+    }
     if out.status.success() && entries.is_empty() {
-        problems.push(format!(
-            "ptxas reported no entry functions for {}",
-            ptx_path.display()
-        ));
+        problems.push(format!("ptxas reported no entry functions for {}", ptx_path.display()));
     }
 
     // Shuffle check on the PTX text.
@@ -123,9 +128,7 @@ pub fn run(repo: &Repo, setup: &Setup, args: &PtxArgs) -> Result<()> {
             println!("shuffle check: {name}: {verdict}");
         }
         if found.is_none() && lower.contains("_shuffle_") {
-            problems.push(format!(
-                "entry {name} is named as a shuffle kernel but has no shfl.sync"
-            ));
+            problems.push(format!("entry {name} is named as a shuffle kernel but has no shfl.sync"));
         }
     }
 
@@ -150,12 +153,7 @@ pub fn run(repo: &Repo, setup: &Setup, args: &PtxArgs) -> Result<()> {
 }
 
 fn print_table(entries: &[(&String, &Resources)]) {
-    let w = entries
-        .iter()
-        .map(|(n, _)| n.len())
-        .max()
-        .unwrap_or(5)
-        .max(5);
+    let w = entries.iter().map(|(n, _)| n.len()).max().unwrap_or(5).max(5);
     println!(
         "{:<w$}  {:>4}  {:>4}  {:>6}  {:>8}  {:>8}  {:>6}",
         "entry", "regs", "bars", "stack", "spill st", "spill ld", "smem"
@@ -193,12 +191,14 @@ pub fn parse_report(report: &str) -> BTreeMap<String, Resources> {
             && rest.contains("registers")
             && let Some(r) = current.as_ref().and_then(|n| funcs.get_mut(n))
         {
+            r.lines_seen.1 += 1;
             r.registers = number_before(l, "registers");
             r.barriers = number_before(l, "barriers");
             r.smem = number_before(l, "bytes smem").unwrap_or(0);
         } else if l.contains("bytes stack frame")
             && let Some(r) = current.as_ref().and_then(|n| funcs.get_mut(n))
         {
+            r.lines_seen.0 += 1;
             r.stack = number_before(l, "bytes stack frame").unwrap_or(0);
             r.spill_stores = number_before(l, "bytes spill stores").unwrap_or(0);
             r.spill_loads = number_before(l, "bytes spill loads").unwrap_or(0);
@@ -243,94 +243,87 @@ impl PtxModule {
 }
 
 /// Splits PTX into `.entry NAME(` / `.func ... NAME(` blocks, with their
-/// bodies found by brace matching (comments stripped).
+/// bodies found by brace matching (comments stripped). One pass over the
+/// lines: the kernels' PTX runs to megabytes and thousands of entries.
 pub fn parse_ptx(ptx: &str) -> PtxModule {
-    let text: String = ptx
-        .lines()
-        .map(|l| l.split("//").next().unwrap_or(""))
-        .collect::<Vec<_>>()
-        .join("\n");
     let mut module = PtxModule::default();
-    let mut pos = 0;
-    while let Some((kind_at, is_entry)) = next_decl(&text, pos) {
-        let after = kind_at
-            + if is_entry {
-                ".entry".len()
+    // The declaration being read: (is_entry, header text so far).
+    let mut header: Option<(bool, String)> = None;
+    // The body being read: (is_entry, name, body text, brace depth).
+    let mut body: Option<(bool, String, String, usize)> = None;
+    for raw in ptx.lines() {
+        let line = raw.split("//").next().unwrap_or("");
+        if let Some((is_entry, name, mut text, mut depth)) = body.take() {
+            text.push_str(line);
+            text.push('\n');
+            depth = brace_depth(depth, line);
+            if depth == 0 {
+                let map = if is_entry { &mut module.entries } else { &mut module.funcs };
+                map.insert(name, text);
             } else {
-                ".func".len()
-            };
-        let mut rest = text[after..].trim_start();
-        // `.func (.param .b32 retval) name(`: skip the return parameters.
-        if !is_entry && rest.starts_with('(') {
-            let Some(close) = rest.find(')') else { break };
-            rest = rest[close + 1..].trim_start();
-        }
-        let name_len = rest
-            .find(|c: char| !(c.is_ascii_alphanumeric() || "_$.".contains(c)))
-            .unwrap_or(rest.len());
-        let name = rest[..name_len].to_string();
-        let name_start = text.len() - rest.len();
-        // Parameter list, then either `;` (a declaration) or the body.
-        let Some(body_open) = text[name_start..].find(['{', ';']).map(|i| name_start + i) else {
-            break;
-        };
-        if text.as_bytes()[body_open] == b';' {
-            pos = body_open + 1;
+                body = Some((is_entry, name, text, depth));
+            }
             continue;
         }
-        let mut depth = 0usize;
-        let mut end = text.len();
-        for (i, c) in text[body_open..].char_indices() {
-            match c {
-                '{' => depth += 1,
-                '}' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        end = body_open + i + 1;
-                        break;
-                    }
+        let mut rest = line;
+        if header.is_none() {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            let kind = words.iter().position(|w| *w == ".entry" || *w == ".func");
+            let Some(k) = kind else { continue };
+            let is_entry = words[k] == ".entry";
+            let at = line.find(words[k]).unwrap_or(0) + words[k].len();
+            rest = &line[at..];
+            header = Some((is_entry, String::new()));
+        }
+        let Some((is_entry, mut text)) = header.take() else {
+            continue;
+        };
+        match rest.find(['{', ';']) {
+            Some(i) if rest.as_bytes()[i] == b'{' => {
+                text.push_str(&rest[..i]);
+                let name = decl_name(&text, is_entry);
+                let open = &rest[i..];
+                let depth = brace_depth(0, open);
+                let mut b = open.to_string();
+                b.push('\n');
+                if depth == 0 {
+                    let map = if is_entry { &mut module.entries } else { &mut module.funcs };
+                    map.insert(name, b);
+                } else {
+                    body = Some((is_entry, name, b, depth));
                 }
-                _ => {}
+            }
+            // A declaration without a body (`.extern .func f(...);`).
+            Some(_) => {}
+            None => {
+                text.push_str(rest);
+                text.push('\n');
+                header = Some((is_entry, text));
             }
         }
-        let body = text[body_open..end].to_string();
-        if is_entry {
-            module.entries.insert(name, body);
-        } else {
-            module.funcs.insert(name, body);
-        }
-        pos = end;
     }
     module
 }
 
-/// Next `.entry` or `.func` directive (as a whole word) at or after `from`.
-fn next_decl(text: &str, from: usize) -> Option<(usize, bool)> {
-    let mut at = from;
-    loop {
-        let e = text[at..].find(".entry").map(|i| (at + i, true));
-        let f = text[at..].find(".func").map(|i| (at + i, false));
-        let (i, is_entry) = match (e, f) {
-            (Some(a), Some(b)) => {
-                if a.0 < b.0 {
-                    a
-                } else {
-                    b
-                }
-            }
-            (a, b) => a.or(b)?,
-        };
-        let len = if is_entry { 6 } else { 5 };
-        let before_ok = i == 0 || text.as_bytes()[i - 1].is_ascii_whitespace();
-        let after_ok = text
-            .as_bytes()
-            .get(i + len)
-            .is_some_and(|b| b.is_ascii_whitespace());
-        if before_ok && after_ok {
-            return Some((i, is_entry));
+fn brace_depth(mut depth: usize, line: &str) -> usize {
+    for c in line.chars() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth = depth.saturating_sub(1),
+            _ => {}
         }
-        at = i + len;
     }
+    depth
+}
+
+/// The name in a declaration header (the text after `.entry`/`.func`):
+/// `name(params)` or, for `.func`, `(.param .b32 retval) name(params)`.
+fn decl_name(header: &str, is_entry: bool) -> String {
+    let mut rest = header.trim_start();
+    if !is_entry && rest.starts_with('(') {
+        rest = rest.find(')').map_or("", |close| rest[close + 1..].trim_start());
+    }
+    rest.chars().take_while(|c| c.is_ascii_alphanumeric() || "_$.".contains(*c)).collect()
 }
 
 /// Callee names of `call` instructions in a body:
@@ -350,15 +343,9 @@ fn called_functions(body: &str) -> Vec<String> {
             let Some(close) = rest.find(')') else {
                 continue;
             };
-            rest = rest[close + 1..]
-                .trim_start()
-                .trim_start_matches(',')
-                .trim_start();
+            rest = rest[close + 1..].trim_start().trim_start_matches(',').trim_start();
         }
-        let name: String = rest
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || "_$.".contains(*c))
-            .collect();
+        let name: String = rest.chars().take_while(|c| c.is_ascii_alphanumeric() || "_$.".contains(*c)).collect();
         if !name.is_empty() {
             out.push(name);
         }
@@ -394,10 +381,7 @@ ptxas info    : Used 40 registers, used 1 barriers, 16 bytes stack frame, 1024 b
         assert_eq!((shfl.stack, shfl.spill_stores, shfl.smem), (0, 0, 0));
         let helper = &f["helper"];
         assert!(!helper.entry);
-        assert_eq!(
-            (helper.stack, helper.spill_stores, helper.spill_loads),
-            (8, 4, 4)
-        );
+        assert_eq!((helper.stack, helper.spill_stores, helper.spill_loads), (8, 4, 4));
         let scan = &f["scan_static"];
         assert_eq!(scan.registers, Some(40));
         assert_eq!(scan.smem, 1024);
@@ -447,23 +431,12 @@ ptxas info    : Used 40 registers, used 1 barriers, 16 bytes stack frame, 1024 b
         let m = parse_ptx(PTX);
         assert_eq!(
             m.entries.keys().collect::<Vec<_>>(),
-            [
-                "reduce_inline_shfl",
-                "reduce_shuffle_broken",
-                "reduce_warp_shuffle_sum_i32"
-            ]
+            ["reduce_inline_shfl", "reduce_shuffle_broken", "reduce_warp_shuffle_sum_i32"]
         );
         assert!(m.funcs.contains_key("warp_sum"));
         assert!(!m.funcs.contains_key("vprintf"));
-        assert_eq!(
-            m.reaches("reduce_warp_shuffle_sum_i32", "shfl.sync")
-                .as_deref(),
-            Some("warp_sum")
-        );
-        assert_eq!(
-            m.reaches("reduce_inline_shfl", "shfl.sync").as_deref(),
-            Some("reduce_inline_shfl")
-        );
+        assert_eq!(m.reaches("reduce_warp_shuffle_sum_i32", "shfl.sync").as_deref(), Some("warp_sum"));
+        assert_eq!(m.reaches("reduce_inline_shfl", "shfl.sync").as_deref(), Some("reduce_inline_shfl"));
         assert_eq!(m.reaches("reduce_shuffle_broken", "shfl.sync"), None);
     }
 }

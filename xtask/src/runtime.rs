@@ -48,9 +48,8 @@ pub fn system_libcuda(repo: &Repo) -> Option<PathBuf> {
         }
         break;
     }
-    let user_dirs: Vec<PathBuf> = env::var_os("LD_LIBRARY_PATH")
-        .map(|v| env::split_paths(&v).collect())
-        .unwrap_or_default();
+    let user_dirs: Vec<PathBuf> =
+        env::var_os("LD_LIBRARY_PATH").map(|v| env::split_paths(&v).collect()).unwrap_or_default();
     user_dirs
         .into_iter()
         .chain(DRIVER_DIRS.iter().map(PathBuf::from))
@@ -64,18 +63,12 @@ pub fn system_libcuda(repo: &Repo) -> Option<PathBuf> {
 /// `libcuda.so.1`.
 pub fn apply(repo: &Repo, cmd: &mut Command) -> Result<()> {
     if let Some(driver) = system_libcuda(repo) {
-        println!(
-            "runtime: system libcuda.so.1 at {}; the CUDA backend can run",
-            driver.display()
-        );
+        println!("runtime: system libcuda.so.1 at {}; the CUDA backend can run", driver.display());
         return Ok(());
     }
     let stub_dir = setup::stub_runtime_dir(repo);
     if !stub_dir.join("libcuda.so.1").exists() {
-        bail!(
-            "no libcuda.so.1 on this system and no stub at {} (run `cargo xtask setup`)",
-            stub_dir.display()
-        );
+        bail!("no libcuda.so.1 on this system and no stub at {} (run `cargo xtask setup`)", stub_dir.display());
     }
     // Keep what `Repo::clean` left and put the stub last, so anything the
     // user points at comes first.
@@ -83,11 +76,7 @@ pub fn apply(repo: &Repo, cmd: &mut Command) -> Result<()> {
         .get_envs()
         .find(|(k, _)| *k == "LD_LIBRARY_PATH")
         .map(|(_, v)| v.map(|v| env::split_paths(v).collect()).unwrap_or_default())
-        .unwrap_or_else(|| {
-            env::var_os("LD_LIBRARY_PATH")
-                .map(|v| env::split_paths(&v).collect())
-                .unwrap_or_default()
-        });
+        .unwrap_or_else(|| env::var_os("LD_LIBRARY_PATH").map(|v| env::split_paths(&v).collect()).unwrap_or_default());
     let mut paths = current;
     paths.push(stub_dir.clone());
     match env::join_paths(paths) {

@@ -43,16 +43,10 @@ fn toolchain(repo: &Repo) -> Result<()> {
     let missing = missing_components(repo)?;
     match &missing {
         Some(missing) if missing.is_empty() => {
-            println!(
-                "setup: toolchain {ch} present (components: {})",
-                repo.components.join(", ")
-            );
+            println!("setup: toolchain {ch} present (components: {})", repo.components.join(", "));
             return Ok(());
         }
-        Some(missing) => println!(
-            "setup: toolchain {ch} lacks {}; installing",
-            missing.join(", ")
-        ),
+        Some(missing) => println!("setup: toolchain {ch} lacks {}; installing", missing.join(", ")),
         None => println!("setup: toolchain {ch} not installed; installing"),
     }
     let mut cmd = Command::new("rustup");
@@ -67,10 +61,7 @@ fn toolchain(repo: &Repo) -> Result<()> {
             println!("setup: toolchain {ch} installed");
             Ok(())
         }
-        Some(m) => bail!(
-            "toolchain {ch} still lacks {} after `rustup toolchain install`",
-            m.join(", ")
-        ),
+        Some(m) => bail!("toolchain {ch} still lacks {} after `rustup toolchain install`", m.join(", ")),
         None => bail!("toolchain {ch} still not listed by rustup after installing it"),
     }
 }
@@ -79,13 +70,7 @@ fn toolchain(repo: &Repo) -> Result<()> {
 fn missing_components(repo: &Repo) -> Result<Option<Vec<String>>> {
     let mut cmd = Command::new("rustup");
     repo.clean(&mut cmd);
-    cmd.args([
-        "component",
-        "list",
-        "--installed",
-        "--toolchain",
-        &repo.channel,
-    ]);
+    cmd.args(["component", "list", "--installed", "--toolchain", &repo.channel]);
     let out = util::capture(&mut cmd).context("is rustup installed and on PATH?")?;
     if !out.status.success() {
         // rustup says "toolchain '...' is not installed" and exits non-zero.
@@ -119,11 +104,7 @@ fn component_matches(listed: &str, wanted: &str) -> bool {
 fn ptxas(repo: &Repo) -> Result<PathBuf> {
     let dir = repo.target().join("tools").join("cuda-nvcc");
     let present = dir.join(NVCC_DIST_INFO).is_dir();
-    let found = if present {
-        find_file(&dir, "ptxas")?
-    } else {
-        None
-    };
+    let found = if present { find_file(&dir, "ptxas")? } else { None };
     let ptxas = match found {
         Some(p) => {
             make_executable(&p)?;
@@ -131,31 +112,20 @@ fn ptxas(repo: &Repo) -> Result<PathBuf> {
             p
         }
         None => {
-            println!(
-                "setup: installing ptxas ({NVCC_WHEEL}) into {}",
-                repo.rel(&dir)
-            );
+            println!("setup: installing ptxas ({NVCC_WHEEL}) into {}", repo.rel(&dir));
             if dir.exists() {
-                fs::remove_dir_all(&dir)
-                    .with_context(|| format!("removing stale {}", dir.display()))?;
+                fs::remove_dir_all(&dir).with_context(|| format!("removing stale {}", dir.display()))?;
             }
             let mut cmd = Command::new("python3");
             repo.clean(&mut cmd);
             cmd.env("PIP_ROOT_USER_ACTION", "ignore");
-            cmd.args([
-                "-m",
-                "pip",
-                "install",
-                "--disable-pip-version-check",
-                "--quiet",
-            ])
-            .args(["--no-deps", "--target"])
-            .arg(&dir)
-            .arg(NVCC_WHEEL);
+            cmd.args(["-m", "pip", "install", "--disable-pip-version-check", "--quiet"])
+                .args(["--no-deps", "--target"])
+                .arg(&dir)
+                .arg(NVCC_WHEEL);
             util::run(&mut cmd).context("pip could not install the ptxas wheel (needs PyPI)")?;
-            let p = find_file(&dir, "ptxas")?.with_context(|| {
-                format!("no `ptxas` inside {} after pip install", dir.display())
-            })?;
+            let p = find_file(&dir, "ptxas")?
+                .with_context(|| format!("no `ptxas` inside {} after pip install", dir.display()))?;
             make_executable(&p)?;
             println!("setup: ptxas installed at {}", repo.rel(&p));
             p
@@ -175,9 +145,7 @@ fn find_file(dir: &Path, name: &str) -> Result<Option<PathBuf>> {
         for entry in entries {
             let entry = entry.with_context(|| format!("listing {}", d.display()))?;
             let path = entry.path();
-            let ty = entry
-                .file_type()
-                .with_context(|| format!("stat {}", path.display()))?;
+            let ty = entry.file_type().with_context(|| format!("stat {}", path.display()))?;
             if ty.is_dir() {
                 stack.push(path);
             } else if ty.is_file() && entry.file_name() == name {
@@ -239,22 +207,13 @@ fn cuda_stub(repo: &Repo) -> Result<()> {
         }
         (None, None) => "no CUDA toolkit, no driver".to_string(),
         (None, Some(_)) => "no CUDA toolkit to link against".to_string(),
-        (Some(t), None) => format!(
-            "toolkit at {} but no driver libcuda.so.1 to run with",
-            t.display()
-        ),
+        (Some(t), None) => format!("toolkit at {} but no driver libcuda.so.1 to run with", t.display()),
     };
     let link_dir = stub_link_dir(repo);
     let runtime_dir = stub_runtime_dir(repo);
     let stamp = stub_dir(repo).join(STUB_STAMP);
-    if stamp.is_file()
-        && link_dir.join("libcuda.so").is_file()
-        && runtime_dir.join("libcuda.so.1").exists()
-    {
-        println!(
-            "setup: libcuda.so stub present at {} ({why})",
-            repo.rel(&link_dir)
-        );
+    if stamp.is_file() && link_dir.join("libcuda.so").is_file() && runtime_dir.join("libcuda.so.1").exists() {
+        println!("setup: libcuda.so stub present at {} ({why})", repo.rel(&link_dir));
         return Ok(());
     }
     println!("setup: {why}; building a libcuda.so stub");
@@ -270,8 +229,7 @@ fn toolkit_libcuda(repo: &Repo) -> Option<PathBuf> {
         // .cargo/config.toml sets it to our stub dir unless the user set it.
         let canon = |p: &Path| fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
         let ours = canon(&ours);
-        bases
-            .extend(env::split_paths(&v).filter(|p| !p.as_os_str().is_empty() && canon(p) != ours));
+        bases.extend(env::split_paths(&v).filter(|p| !p.as_os_str().is_empty() && canon(p) != ours));
     }
     bases.push("/usr/local/cuda".into());
     bases.push("/opt/cuda".into());
@@ -285,25 +243,17 @@ fn toolkit_libcuda(repo: &Repo) -> Option<PathBuf> {
         bases.extend(versioned);
     }
     bases.into_iter().find_map(|base| {
-        [
-            "lib64",
-            "lib64/stubs",
-            "targets/x86_64-linux/lib",
-            "targets/x86_64-linux/lib/stubs",
-        ]
-        .iter()
-        .map(|sub| base.join(sub).join("libcuda.so"))
-        .find(|p| p.exists())
+        ["lib64", "lib64/stubs", "targets/x86_64-linux/lib", "targets/x86_64-linux/lib/stubs"]
+            .iter()
+            .map(|sub| base.join(sub).join("libcuda.so"))
+            .find(|p| p.exists())
     })
 }
 
 fn build_stub(repo: &Repo) -> Result<()> {
     util::run(repo.cargo().arg("fetch")).context("`cargo fetch` (downloads cust_raw)")?;
-    let metadata = util::stdout_of(
-        repo.cargo()
-            .args(["metadata", "--format-version", "1"])
-            .stdout(std::process::Stdio::piped()),
-    )?;
+    let metadata =
+        util::stdout_of(repo.cargo().args(["metadata", "--format-version", "1"]).stdout(std::process::Stdio::piped()))?;
     let crate_dir = cust_raw_dir(&metadata)?;
     println!("setup: cust_raw source at {}", crate_dir.display());
 
@@ -323,18 +273,14 @@ fn build_stub(repo: &Repo) -> Result<()> {
         fs::remove_dir_all(&dir).with_context(|| format!("removing {}", dir.display()))?;
     }
     fs::create_dir_all(&link_dir).with_context(|| format!("creating {}", link_dir.display()))?;
-    fs::create_dir_all(&runtime_dir)
-        .with_context(|| format!("creating {}", runtime_dir.display()))?;
+    fs::create_dir_all(&runtime_dir).with_context(|| format!("creating {}", runtime_dir.display()))?;
 
     let c_file = dir.join("libcuda_stub.c");
-    fs::write(&c_file, stub_source(&names, &crate_dir))
-        .with_context(|| format!("writing {}", c_file.display()))?;
+    fs::write(&c_file, stub_source(&names, &crate_dir)).with_context(|| format!("writing {}", c_file.display()))?;
     let lib = link_dir.join("libcuda.so");
     let mut gcc = Command::new("gcc");
     repo.clean(&mut gcc);
-    gcc.args(["-shared", "-fPIC", "-O1", "-Wl,-soname,libcuda.so.1", "-o"])
-        .arg(&lib)
-        .arg(&c_file);
+    gcc.args(["-shared", "-fPIC", "-O1", "-Wl,-soname,libcuda.so.1", "-o"]).arg(&lib).arg(&c_file);
     util::run(&mut gcc).context("compiling the stub (is gcc installed?)")?;
 
     let link = runtime_dir.join("libcuda.so.1");
@@ -364,11 +310,7 @@ fn cust_raw_dir(metadata: &str) -> Result<PathBuf> {
     let manifests: Vec<PathBuf> = util::json_strs(metadata, "manifest_path")
         .into_iter()
         .map(PathBuf::from)
-        .filter(|p| {
-            p.parent()
-                .and_then(Path::file_name)
-                .is_some_and(|d| d.to_string_lossy().starts_with("cust_raw-"))
-        })
+        .filter(|p| p.parent().and_then(Path::file_name).is_some_and(|d| d.to_string_lossy().starts_with("cust_raw-")))
         .collect();
     let pick = manifests
         .iter()
@@ -385,14 +327,11 @@ fn cu_function_names(dir: &Path) -> Result<BTreeSet<String>> {
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
         for entry in fs::read_dir(&d).with_context(|| format!("listing {}", d.display()))? {
-            let path = entry
-                .with_context(|| format!("listing {}", d.display()))?
-                .path();
+            let path = entry.with_context(|| format!("listing {}", d.display()))?.path();
             if path.is_dir() {
                 stack.push(path);
             } else if path.extension().is_some_and(|e| e == "rs") {
-                let text = fs::read_to_string(&path)
-                    .with_context(|| format!("reading {}", path.display()))?;
+                let text = fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
                 names.extend(scan_cu_functions(&text));
             }
         }
@@ -403,15 +342,10 @@ fn cu_function_names(dir: &Path) -> Result<BTreeSet<String>> {
 fn scan_cu_functions(text: &str) -> impl Iterator<Item = String> + '_ {
     text.match_indices("pub fn cu").filter_map(|(i, _)| {
         let rest = &text[i + "pub fn ".len()..];
-        let end = rest
-            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .unwrap_or(rest.len());
+        let end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
         let name = &rest[..end];
         // Must be followed by a parameter list (not a generic or a field).
-        rest[end..]
-            .trim_start()
-            .starts_with('(')
-            .then(|| name.to_string())
+        rest[end..].trim_start().starts_with('(').then(|| name.to_string())
     })
 }
 
@@ -425,9 +359,7 @@ fn stub_source(names: &BTreeSet<String>, from: &Path) -> String {
         from.display()
     );
     for name in names {
-        c.push_str(&format!(
-            "int {name}(void) {{ return {CUDA_ERROR_STUB_LIBRARY}; }}\n"
-        ));
+        c.push_str(&format!("int {name}(void) {{ return {CUDA_ERROR_STUB_LIBRARY}; }}\n"));
     }
     c
 }
@@ -446,23 +378,14 @@ mod tests {
     #[test]
     fn matches_component_names_with_and_without_triple() {
         assert!(component_matches("rust-src", "rust-src"));
-        assert!(component_matches(
-            "clippy-x86_64-unknown-linux-gnu",
-            "clippy"
-        ));
+        assert!(component_matches("clippy-x86_64-unknown-linux-gnu", "clippy"));
         assert!(!component_matches("rust-src", "rust"));
-        assert!(!component_matches(
-            "rustfmt-x86_64-unknown-linux-gnu",
-            "rust"
-        ));
+        assert!(!component_matches("rustfmt-x86_64-unknown-linux-gnu", "rust"));
     }
 
     #[test]
     fn finds_cust_raw_in_metadata() {
         let md = r#"{"packages":[{"name":"cust","manifest_path":"/r/cust-0.3.2/Cargo.toml"},{"name":"cust_raw","manifest_path":"/r/cust_raw-0.11.3/Cargo.toml"}]}"#;
-        assert_eq!(
-            cust_raw_dir(md).expect("found"),
-            PathBuf::from("/r/cust_raw-0.11.3")
-        );
+        assert_eq!(cust_raw_dir(md).expect("found"), PathBuf::from("/r/cust_raw-0.11.3"));
     }
 }

@@ -45,10 +45,7 @@ pub fn run(repo: &Repo, opts: &TestOptions) -> Result<()> {
     let doc_ok = if !nextest {
         true
     } else if !opts.extra.is_empty() {
-        println!(
-            "test: doc tests skipped (extra arguments given: {:?})",
-            opts.extra
-        );
+        println!("test: doc tests skipped (extra arguments given: {:?})", opts.extra);
         true
     } else {
         let mut doc = repo.cargo();
@@ -81,8 +78,7 @@ pub fn summarize(log: &str, log_name: &str) -> String {
     let mut malformed = 0usize;
     for line in log.lines().filter(|l| !l.trim().is_empty()) {
         let mut words = line.split_whitespace();
-        let (Some(kind), Some(backend), Some(test)) = (words.next(), words.next(), words.next())
-        else {
+        let (Some(kind), Some(backend), Some(test)) = (words.next(), words.next(), words.next()) else {
             malformed += 1;
             continue;
         };
@@ -93,11 +89,7 @@ pub fn summarize(log: &str, log_name: &str) -> String {
             }
             "skip" => {
                 let reason = words.collect::<Vec<_>>().join(" ");
-                let reason = if reason.is_empty() {
-                    "no reason given".into()
-                } else {
-                    reason
-                };
+                let reason = if reason.is_empty() { "no reason given".into() } else { reason };
                 b.skipped.entry(test.to_string()).or_insert(reason);
             }
             _ => malformed += 1,
@@ -113,21 +105,12 @@ pub fn summarize(log: &str, log_name: &str) -> String {
     for name in names {
         let b = &backends[name];
         // A test that ran on a backend is not also counted as skipped there.
-        let skipped: Vec<&String> = b
-            .skipped
-            .iter()
-            .filter(|(t, _)| !b.ran.contains(*t))
-            .map(|(_, r)| r)
-            .collect();
+        let skipped: Vec<&String> = b.skipped.iter().filter(|(t, _)| !b.ran.contains(*t)).map(|(_, r)| r).collect();
         let mut reasons: BTreeMap<&str, usize> = BTreeMap::new();
         for r in &skipped {
             *reasons.entry(r.as_str()).or_default() += 1;
         }
-        out.push_str(&format!(
-            "  {name}: {} ran, {} skipped",
-            b.ran.len(),
-            skipped.len()
-        ));
+        out.push_str(&format!("  {name}: {} ran, {} skipped", b.ran.len(), skipped.len()));
         match reasons.len() {
             0 => {}
             1 => out.push_str(&format!(" ({})", skipped[0])),
@@ -162,10 +145,7 @@ mod tests {
     fn lists_several_reasons_with_counts() {
         let log = "skip cuda a no driver\nskip cuda b no driver\nskip cuda c too large\nbogus\n";
         let s = summarize(log, "log");
-        assert!(
-            s.contains("cuda: 0 ran, 3 skipped (2x no driver; 1x too large)"),
-            "{s}"
-        );
+        assert!(s.contains("cuda: 0 ran, 3 skipped (2x no driver; 1x too large)"), "{s}");
         assert!(s.contains("1 unrecognised"), "{s}");
     }
 }
@@ -179,9 +159,7 @@ mod run_sh_agrees {
     #[test]
     fn awk_summary_in_run_sh_matches() {
         let script = include_str!("../templates/run.sh");
-        let start = script
-            .find("\nsummarize() {")
-            .expect("run.sh defines summarize");
+        let start = script.find("\nsummarize() {").expect("run.sh defines summarize");
         let end = script[start + 1..].find("\n}\n").expect("summarize ends") + start + 3;
         let func = &script[start + 1..end];
         let log = "ran emu a\nran emu b\nskip cuda a no CUDA driver: CUDA_ERROR_STUB_LIBRARY\n\
@@ -189,22 +167,14 @@ mod run_sh_agrees {
                    ran zeta q\nran emu a\nskip emu a dup\nbogus line\nran alpha x\n\n";
         let path = std::env::temp_dir().join(format!("xtask-summary-{}.log", std::process::id()));
         std::fs::write(&path, log).expect("write temp log");
-        let out = Command::new("bash")
-            .arg("-c")
-            .arg(format!("{func}\nsummarize \"$1\"",))
-            .arg("bash")
-            .arg(&path)
-            .output();
+        let out =
+            Command::new("bash").arg("-c").arg(format!("{func}\nsummarize \"$1\"",)).arg("bash").arg(&path).output();
         let _ = std::fs::remove_file(&path);
         let Ok(out) = out else {
             eprintln!("bash not available; skipping");
             return;
         };
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let awk = String::from_utf8_lossy(&out.stdout);
         assert_eq!(awk, summarize(log, &path.to_string_lossy()));
     }

@@ -63,21 +63,14 @@ impl Repo {
             .flat_map(|c| c.ancestors())
             .find(|dir| dir.join("rust-toolchain.toml").is_file() && dir.join("xtask").is_dir())
             .map(Path::to_path_buf)
-            .context(
-                "cannot find the repository root (a directory with rust-toolchain.toml and xtask/)",
-            )?;
+            .context("cannot find the repository root (a directory with rust-toolchain.toml and xtask/)")?;
         let toolchain_file = root.join("rust-toolchain.toml");
-        let text = fs::read_to_string(&toolchain_file)
-            .with_context(|| format!("reading {}", toolchain_file.display()))?;
-        let (channel, components) = parse_toolchain_file(&text)
-            .with_context(|| format!("parsing {}", toolchain_file.display()))?;
+        let text =
+            fs::read_to_string(&toolchain_file).with_context(|| format!("reading {}", toolchain_file.display()))?;
+        let (channel, components) =
+            parse_toolchain_file(&text).with_context(|| format!("parsing {}", toolchain_file.display()))?;
         let ci = env::var("CI").is_ok_and(|v| v == "true" || v == "1");
-        Ok(Repo {
-            root,
-            channel,
-            components,
-            ci,
-        })
+        Ok(Repo { root, channel, components, ci })
     }
 
     pub fn target(&self) -> PathBuf {
@@ -179,11 +172,7 @@ fn strip_comment(line: &str) -> &str {
 }
 
 fn quoted_strings(s: &str) -> Vec<String> {
-    s.split('"')
-        .skip(1)
-        .step_by(2)
-        .map(str::to_string)
-        .collect()
+    s.split('"').skip(1).step_by(2).map(str::to_string).collect()
 }
 
 fn rustup_home() -> Option<PathBuf> {
@@ -214,15 +203,11 @@ fn cargo_proxy() -> OsString {
 /// Finds an executable by name on PATH (and in `$CARGO_HOME/bin`, where cargo
 /// looks for subcommands).
 pub fn which(name: &str) -> Option<PathBuf> {
-    let mut dirs: Vec<PathBuf> = env::var_os("PATH")
-        .map(|p| env::split_paths(&p).collect())
-        .unwrap_or_default();
+    let mut dirs: Vec<PathBuf> = env::var_os("PATH").map(|p| env::split_paths(&p).collect()).unwrap_or_default();
     if let Some(home) = cargo_home() {
         dirs.push(home.join("bin"));
     }
-    dirs.into_iter()
-        .map(|d| d.join(name))
-        .find(|p| is_executable(p))
+    dirs.into_iter().map(|d| d.join(name)).find(|p| is_executable(p))
 }
 
 pub fn is_executable(path: &Path) -> bool {
@@ -243,10 +228,7 @@ pub fn display(cmd: &Command) -> String {
 }
 
 fn quote(s: &str) -> String {
-    if !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./+=:,@%".contains(c))
-    {
+    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./+=:,@%".contains(c)) {
         s.to_string()
     } else {
         format!("'{}'", s.replace('\'', r"'\''"))
@@ -256,8 +238,7 @@ fn quote(s: &str) -> String {
 /// Runs a command with inherited stdio; returns its exit status.
 pub fn status(cmd: &mut Command) -> Result<ExitStatus> {
     println!("$ {}", display(cmd));
-    cmd.status()
-        .with_context(|| format!("failed to start `{}`", display(cmd)))
+    cmd.status().with_context(|| format!("failed to start `{}`", display(cmd)))
 }
 
 /// Runs a command with inherited stdio; fails unless it succeeds.
@@ -273,10 +254,7 @@ pub fn run(cmd: &mut Command) -> Result<()> {
 /// succeeds.
 pub fn stdout_of(cmd: &mut Command) -> Result<String> {
     println!("$ {}", display(cmd));
-    let out = cmd
-        .stderr(Stdio::inherit())
-        .output()
-        .with_context(|| format!("failed to start `{}`", display(cmd)))?;
+    let out = cmd.stderr(Stdio::inherit()).output().with_context(|| format!("failed to start `{}`", display(cmd)))?;
     if !out.status.success() {
         bail!("`{}` failed ({})", display(cmd), out.status);
     }
@@ -285,9 +263,7 @@ pub fn stdout_of(cmd: &mut Command) -> Result<String> {
 
 /// Runs a command quietly, capturing both streams (for probes).
 pub fn capture(cmd: &mut Command) -> Result<Output> {
-    cmd.stdin(Stdio::null())
-        .output()
-        .with_context(|| format!("failed to start `{}`", display(cmd)))
+    cmd.stdin(Stdio::null()).output().with_context(|| format!("failed to start `{}`", display(cmd)))
 }
 
 /// Finds `"key":"value"` in one line of JSON and returns the decoded value.
@@ -334,9 +310,7 @@ fn json_decode_at(s: &str) -> Option<(String, usize)> {
                     'b' => out.push('\u{8}'),
                     'f' => out.push('\u{c}'),
                     'u' => {
-                        let hex: String = (0..4)
-                            .filter_map(|_| chars.next().map(|(_, h)| h))
-                            .collect();
+                        let hex: String = (0..4).filter_map(|_| chars.next().map(|(_, h)| h)).collect();
                         let code = u32::from_str_radix(&hex, 16).ok()?;
                         out.push(char::from_u32(code).unwrap_or('\u{fffd}'));
                     }
@@ -369,10 +343,7 @@ mod tests {
     #[test]
     fn decodes_json_strings_with_escapes() {
         let line = r#"{"reason":"compiler-artifact","executable":"/a/b \"c\"\\d","x":null}"#;
-        assert_eq!(
-            json_str(line, "executable").as_deref(),
-            Some(r#"/a/b "c"\d"#)
-        );
+        assert_eq!(json_str(line, "executable").as_deref(), Some(r#"/a/b "c"\d"#));
         assert_eq!(json_str(line, "missing"), None);
         assert_eq!(json_strs(r#"{"n":"a","n":"b"}"#, "n"), ["a", "b"]);
     }
