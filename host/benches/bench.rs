@@ -1,1 +1,1505 @@
-fn main() {}
+//! gpuprim's benchmarks: every registered case at every size and element
+//! type, against the device-to-device copy of the same bytes.
+//!
+//! ```text
+//! cargo bench -p gpuprim --bench bench -- [reduce|scan|all] [--quick] [--out DIR]
+//!     [--sizes 10..28] [--types i32,f32,f64] [--runs N] [--warmup N]
+//! ```
+//!
+//! Method (see BENCHMARKS.md):
+//! * Inputs are random non-zero numbers from a seeded splitmix64, made on the
+//!   host and uploaded. Several copies of the input rotate so that together
+//!   they exceed the L2 cache (at least [`ROTATE_BYTES`]); at small sizes
+//!   each run reads a copy that no earlier run of the measurement read.
+//! * Each measurement warms up, then times every run on its own with CUDA
+//!   events (`Context::time`) and keeps the median, minimum and 90th
+//!   percentile (all samples go to the JSON file).
+//! * GB/s = bytes the case must move / median time (1 GB = 10^9 bytes):
+//!   `n * size_of::<T>()` for a reduction (one read), `2 * n * size_of::<T>()`
+//!   for a scan (one read, one write). The copy of the same `n` elements
+//!   counts read + write, `2 * n * size_of::<T>()`.
+//! * Every case's result is checked against a CPU reference after timing.
+//!
+//! Cases are data: add one to [`reduce_cases_for`] or [`scan_cases_for`].
+
+use gpuprim::reduce::{Finish, ReduceAlgorithm, ReduceTemp};
+use gpuprim::{BackendKind, Context, DeviceBuffer, Scalar};
+use serde::Serialize;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::error::Error;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+type BoxError = Box<dyn Error>;
+type Res<T> = Result<T, BoxError>;
+
+/// Rotating inputs together hold at least this many bytes: more than four
+/// times the L2 of an H100 (50 MB) or H200 (60 MB).
+const ROTATE_BYTES: usize = 256 << 20;
+/// A measurement whose warm-up says it would take longer than this is cut
+/// to fewer runs (never fewer than [`MIN_RUNS`] nor more than asked).
+const RUN_BUDGET: Duration = Duration::from_secs(3);
+const MIN_RUNS: usize = 20;
+/// Size of the latency measurement (`sum_into` of 2^20 f32).
+const LATENCY_LOG2: u32 = 20;
+const SEED: u64 = 0x6770_7570_7269_6d00; // "gpuprim\0"
+
+// ---------------------------------------------------------------------------
+// Element types
+// ---------------------------------------------------------------------------
+
+/// The element types the bench knows (add a variant and an [`Elem`] impl
+/// for more).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+enum Ty {
+    I32,
+    F32,
+    F64,
+}
+
+impl Ty {
+    const ALL: [Ty; 3] = [Ty::I32, Ty::F32, Ty::F64];
+    fn name(self) -> &'static str {
+        match self {
+            Ty::I32 => "i32",
+            Ty::F32 => "f32",
+            Ty::F64 => "f64",
+        }
+    }
+    fn size(self) -> usize {
+        match self {
+            Ty::I32 | Ty::F32 => 4,
+            Ty::F64 => 8,
+        }
+    }
+    fn parse(s: &str) -> Option<Ty> {
+        Ty::ALL.into_iter().find(|t| t.name() == s)
+    }
+}
+
+/// A device buffer of any bench element type.
+enum AnyBuf {
+    I32(DeviceBuffer<i32>),
+    F32(DeviceBuffer<f32>),
+    F64(DeviceBuffer<f64>),
+}
+
+/// Host data of any bench element type.
+enum HostData {
+    I32(Vec<i32>),
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+}
+
+/// What a bench element type needs: random values, its slot in [`AnyBuf`]
+/// and [`HostData`], and how results are compared.
+trait Elem: Scalar + PartialEq {
+    const TY: Ty;
+    /// Integers are compared exactly (wrapping arithmetic); floats within
+    /// a rounding bound of an f64 reference.
+    const EXACT: bool;
+    /// Unit roundoff used in float bounds (0 for integers).
+    const EPS: f64;
+    /// A random non-zero value.
+    fn random(rng: &mut SplitMix64) -> Self;
+    fn to_f64(self) -> f64;
+    /// Wrapping addition for integers, plain addition for floats.
+    fn ref_add(self, other: Self) -> Self;
+    fn same_bits(self, other: Self) -> bool;
+    fn device(b: &AnyBuf) -> Option<&DeviceBuffer<Self>>;
+    fn device_mut(b: &mut AnyBuf) -> Option<&mut DeviceBuffer<Self>>;
+    fn wrap(b: DeviceBuffer<Self>) -> AnyBuf;
+    fn host(h: &HostData) -> Option<&[Self]>;
+    fn wrap_host(v: Vec<Self>) -> HostData;
+}
+
+macro_rules! elem {
+    ($t:ty, $variant:ident, exact: $exact:expr, eps: $eps:expr, add: $add:expr, bits: $bits:expr, random: $random:expr) => {
+        impl Elem for $t {
+            const TY: Ty = Ty::$variant;
+            const EXACT: bool = $exact;
+            const EPS: f64 = $eps;
+            fn random(rng: &mut SplitMix64) -> Self {
+                let f: fn(&mut SplitMix64) -> $t = $random;
+                f(rng)
+            }
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            fn ref_add(self, other: Self) -> Self {
+                let f: fn($t, $t) -> $t = $add;
+                f(self, other)
+            }
+            fn same_bits(self, other: Self) -> bool {
+                let f: fn($t) -> u64 = $bits;
+                f(self) == f(other)
+            }
+            fn device(b: &AnyBuf) -> Option<&DeviceBuffer<Self>> {
+                match b {
+                    AnyBuf::$variant(b) => Some(b),
+                    _ => None,
+                }
+            }
+            fn device_mut(b: &mut AnyBuf) -> Option<&mut DeviceBuffer<Self>> {
+                match b {
+                    AnyBuf::$variant(b) => Some(b),
+                    _ => None,
+                }
+            }
+            fn wrap(b: DeviceBuffer<Self>) -> AnyBuf {
+                AnyBuf::$variant(b)
+            }
+            fn host(h: &HostData) -> Option<&[Self]> {
+                match h {
+                    HostData::$variant(v) => Some(v),
+                    _ => None,
+                }
+            }
+            fn wrap_host(v: Vec<Self>) -> HostData {
+                HostData::$variant(v)
+            }
+        }
+    };
+}
+
+elem!(i32, I32, exact: true, eps: 0.0, add: |a, b| a.wrapping_add(b), bits: |x| x as u32 as u64,
+random: |r| loop {
+    let v = r.next() as i32;
+    if v != 0 {
+        break v;
+    }
+});
+// Floats: magnitude in [0.5, 1.5), random sign.
+elem!(f32, F32, exact: false, eps: f32::EPSILON as f64, add: |a, b| a + b, bits: |x| x.to_bits() as u64,
+    random: |r| r.signed_unit() as f32);
+elem!(f64, F64, exact: false, eps: f64::EPSILON, add: |a, b| a + b, bits: |x| x.to_bits(),
+    random: |r| r.signed_unit());
+
+/// splitmix64 (Steele, Lea, Flood 2014): small, fast, good enough for data.
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn new(seed: u64) -> Self {
+        SplitMix64(seed)
+    }
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform in [0, 1).
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+    /// Magnitude uniform in [0.5, 1.5), random sign: never zero.
+    fn signed_unit(&mut self) -> f64 {
+        let sign = if self.next() & 1 == 0 { 1.0 } else { -1.0 };
+        sign * (0.5 + self.unit())
+    }
+}
+
+/// `n` random values; chunks of 2^16 have their own stream (seeded from
+/// `seed` and the chunk's index) and are filled in parallel, so the data
+/// do not depend on the number of cores.
+fn random_data<T: Elem>(n: usize, seed: u64) -> Vec<T> {
+    const CHUNK: usize = 1 << 16;
+    let mut v = vec![T::default(); n];
+    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).clamp(1, 32);
+    let per_thread = n.div_ceil(CHUNK).div_ceil(threads).max(1) * CHUNK;
+    std::thread::scope(|s| {
+        for (t, part) in v.chunks_mut(per_thread).enumerate() {
+            s.spawn(move || {
+                for (c, chunk) in part.chunks_mut(CHUNK).enumerate() {
+                    let index = (t * per_thread / CHUNK + c) as u64;
+                    let mut rng =
+                        SplitMix64::new(SplitMix64::new(seed ^ index.wrapping_mul(0x2545_F491_4F6C_DD1D)).next());
+                    chunk.iter_mut().for_each(|x| *x = T::random(&mut rng));
+                }
+            });
+        }
+    });
+    v
+}
+
+// ---------------------------------------------------------------------------
+// References
+// ---------------------------------------------------------------------------
+
+/// What a result must be: exactly a value (integers) or within `bound` of
+/// an f64 reference (floats).
+enum Expect<T> {
+    Exact(T),
+    Within { value: f64, bound: f64 },
+}
+
+impl<T: Elem> Expect<T> {
+    fn check(&self, got: T) -> Result<(), String> {
+        match *self {
+            Expect::Exact(want) if got == want => Ok(()),
+            Expect::Exact(want) => Err(format!("got {got:?}, want {want:?}")),
+            Expect::Within { value, bound } => {
+                let g = got.to_f64();
+                let off = (g - value).abs();
+                if off <= bound {
+                    Ok(())
+                } else {
+                    Err(format!("got {g:e}, want {value:e} ± {bound:.2e} (off by {off:.2e})"))
+                }
+            }
+        }
+    }
+}
+
+/// Rounding bound of a float sum of `n` terms whose magnitudes add up to
+/// `abs_sum`, for summation trees in which no term passes through more
+/// than `2 sqrt(n) + log2(n) + 16` additions (every launch shape the
+/// library uses; the worst case of any order, `n eps abs_sum`, is too loose
+/// to catch anything at large n).
+fn float_bound(n: usize, eps: f64, abs_sum: f64) -> f64 {
+    let n = n.max(1) as f64;
+    eps * abs_sum * (2.0 * n.sqrt() + n.log2() + 16.0) + f64::MIN_POSITIVE
+}
+
+/// Compensated (Neumaier) f64 sum and the sum of magnitudes.
+struct F64Sum {
+    sum: f64,
+    comp: f64,
+    abs: f64,
+}
+
+impl F64Sum {
+    fn new() -> Self {
+        F64Sum { sum: 0.0, comp: 0.0, abs: 0.0 }
+    }
+    fn add(&mut self, x: f64) {
+        let t = self.sum + x;
+        self.comp += if self.sum.abs() >= x.abs() { (self.sum - t) + x } else { (x - t) + self.sum };
+        self.sum = t;
+        self.abs += x.abs();
+    }
+    fn value(&self) -> f64 {
+        self.sum + self.comp
+    }
+}
+
+/// `f` over chunks of `xs` on every core (the references of the largest
+/// sizes would otherwise take longer than the GPU work), results in order.
+fn par_chunks<T: Elem, R: Send>(xs: &[T], f: impl Fn(&[T]) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(32);
+    if threads == 1 || xs.len() < 1 << 20 {
+        return vec![f(xs)];
+    }
+    let chunk = xs.len().div_ceil(threads);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = xs.chunks(chunk).map(|c| s.spawn(|| f(c))).collect();
+        handles.into_iter().map(|h| h.join().expect("reference thread panicked")).collect()
+    })
+}
+
+fn sum_expect<T: Elem>(xs: &[T]) -> Expect<T> {
+    if T::EXACT {
+        let parts = par_chunks(xs, |c| c.iter().fold(T::default(), |a, &b| a.ref_add(b)));
+        Expect::Exact(parts.into_iter().fold(T::default(), |a, b| a.ref_add(b)))
+    } else {
+        let parts = par_chunks(xs, |c| {
+            let mut s = F64Sum::new();
+            c.iter().for_each(|&x| s.add(x.to_f64()));
+            s
+        });
+        let mut total = F64Sum::new();
+        for p in &parts {
+            total.add(p.sum);
+            total.add(p.comp);
+        }
+        let abs = parts.iter().map(|p| p.abs).sum::<f64>();
+        Expect::Within { value: total.value(), bound: float_bound(xs.len(), T::EPS, abs) }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Cases
+// ---------------------------------------------------------------------------
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+enum Group {
+    Reduce,
+    Scan,
+}
+
+impl Group {
+    fn name(self) -> &'static str {
+        match self {
+            Group::Reduce => "reduce",
+            Group::Scan => "scan",
+        }
+    }
+}
+
+type RunFn = Box<dyn Fn(&Context, &AnyBuf, &mut AnyBuf) -> Res<()>>;
+type CheckFn = Box<dyn Fn(&HostData, &AnyBuf) -> Result<(), String>>;
+
+/// One benchmarked operation on one element type.
+struct Case {
+    group: Group,
+    /// Shown in tables, JSON and legends (`"sum"`, later `"sum/warp-shuffle"`).
+    name: String,
+    ty: Ty,
+    /// Bytes per input element the operation must move at the least
+    /// (GB/s is computed from this).
+    bytes_per_elem_moved: usize,
+    /// Output length for an input of `n` elements.
+    out_len: fn(usize) -> usize,
+    /// Queue the operation (stream-ordered; timed with CUDA events).
+    run: RunFn,
+    /// Compare the output of the last run with a CPU reference.
+    check: CheckFn,
+}
+
+/// Wrong buffer type for a case: a bug in the bench itself.
+fn mismatch(case: &str) -> BoxError {
+    format!("bench bug: case `{case}` was given a buffer of another element type").into()
+}
+
+/// A reduction of `T` into `out[0]`: moves `n * size_of::<T>()` bytes.
+fn reduce_case<T: Elem>(
+    name: &str,
+    run: impl Fn(&Context, &DeviceBuffer<T>, &mut DeviceBuffer<T>) -> gpuprim::Result<()> + 'static,
+    reference: fn(&[T]) -> Expect<T>,
+) -> Case {
+    let (run_name, check_name) = (name.to_string(), name.to_string());
+    Case {
+        group: Group::Reduce,
+        name: name.to_string(),
+        ty: T::TY,
+        bytes_per_elem_moved: T::TY.size(),
+        out_len: |_| 1,
+        run: Box::new(move |ctx, input, out| {
+            let input = T::device(input).ok_or_else(|| mismatch(&run_name))?;
+            let out = T::device_mut(out).ok_or_else(|| mismatch(&run_name))?;
+            Ok(run(ctx, input, out)?)
+        }),
+        check: Box::new(move |host, out| {
+            let data = T::host(host).ok_or_else(|| mismatch(&check_name).to_string())?;
+            let out = T::device(out).ok_or_else(|| mismatch(&check_name).to_string())?;
+            let got = out.to_vec().map_err(|e| format!("reading the result: {e}"))?;
+            let got = *got.first().ok_or("empty output")?;
+            reference(data).check(got)
+        }),
+    }
+}
+
+/// A scan of `T` into an output of `n` elements: moves
+/// `2 * n * size_of::<T>()` bytes. `inclusive` picks the reference.
+#[allow(dead_code)] // used as soon as the first scan lands in `scan_cases_for`
+fn scan_case<T: Elem>(
+    name: &str,
+    inclusive: bool,
+    run: impl Fn(&Context, &DeviceBuffer<T>, &mut DeviceBuffer<T>) -> gpuprim::Result<()> + 'static,
+) -> Case {
+    let (run_name, check_name) = (name.to_string(), name.to_string());
+    Case {
+        group: Group::Scan,
+        name: name.to_string(),
+        ty: T::TY,
+        bytes_per_elem_moved: 2 * T::TY.size(),
+        out_len: |n| n,
+        run: Box::new(move |ctx, input, out| {
+            let input = T::device(input).ok_or_else(|| mismatch(&run_name))?;
+            let out = T::device_mut(out).ok_or_else(|| mismatch(&run_name))?;
+            Ok(run(ctx, input, out)?)
+        }),
+        check: Box::new(move |host, out| {
+            let data = T::host(host).ok_or_else(|| mismatch(&check_name).to_string())?;
+            let out = T::device(out).ok_or_else(|| mismatch(&check_name).to_string())?;
+            let got = out.to_vec().map_err(|e| format!("reading the result: {e}"))?;
+            if got.len() != data.len() {
+                return Err(format!("output has {} elements, want {}", got.len(), data.len()));
+            }
+            let mut exact = T::default();
+            let mut f = F64Sum::new();
+            for (i, (&x, &g)) in data.iter().zip(&got).enumerate() {
+                // Exclusive: element i holds the sum of the i before it.
+                let before = if T::EXACT {
+                    Expect::Exact(exact)
+                } else {
+                    Expect::Within { value: f.value(), bound: float_bound(i, T::EPS, f.abs) }
+                };
+                exact = exact.ref_add(x);
+                f.add(x.to_f64());
+                let want = if !inclusive {
+                    before
+                } else if T::EXACT {
+                    Expect::Exact(exact)
+                } else {
+                    Expect::Within { value: f.value(), bound: float_bound(i + 1, T::EPS, f.abs) }
+                };
+                want.check(g).map_err(|e| format!("element {i}: {e}"))?;
+            }
+            Ok(())
+        }),
+    }
+}
+
+/// Every reduction case for element type `T`: one per operation and
+/// algorithm variant.
+fn reduce_cases_for<T: Elem>() -> Vec<Case> {
+    // The one-call API as users call it (it allocates its temporary storage).
+    let mut cases = vec![reduce_case::<T>("sum_into", |ctx, input, out| ctx.sum_into(input, out), sum_expect::<T>)];
+    // Every kernel, finished the default way (the last block combines the
+    // block totals in the same launch).
+    for alg in ReduceAlgorithm::ALL {
+        cases.push(sum_variant::<T>(alg, Finish::LastBlock));
+    }
+    // The other ways to finish, with the default kernel.
+    for fin in Finish::ALL.into_iter().filter(|&f| f != Finish::LastBlock) {
+        cases.push(sum_variant::<T>(ReduceAlgorithm::Vectorized, fin));
+    }
+    cases
+}
+
+/// The sum with one kernel and one finishing strategy, into temporary
+/// storage allocated once (in the first warm-up run), so that the timed
+/// runs measure the launches alone. Atomic float combines are not
+/// deterministic, which the bench accepts.
+fn sum_variant<T: Elem>(alg: ReduceAlgorithm, fin: Finish) -> Case {
+    let name = match fin {
+        Finish::LastBlock => format!("sum/{}", alg.name()),
+        other => format!("sum/{}+{}", alg.name(), format!("{other:?}").to_lowercase()),
+    };
+    let temp: RefCell<Option<(usize, ReduceTemp)>> = RefCell::new(None);
+    reduce_case::<T>(
+        &name,
+        move |ctx, input, out| {
+            let r = ctx.reducer().algorithm(alg).finish(fin).deterministic(fin != Finish::Atomic);
+            let mut slot = temp.borrow_mut();
+            let mut t = match slot.take() {
+                Some((n, t)) if n == input.len() => t,
+                _ => r.temp::<T>(input.len())?,
+            };
+            let result = r.sum_with_temp(input, out, &mut t);
+            *slot = Some((input.len(), t));
+            result
+        },
+        sum_expect::<T>,
+    )
+}
+
+/// The latency case: the library's default `Context::sum_into`.
+fn latency_case() -> Case {
+    reduce_case::<f32>("sum_into", |ctx, input, out| ctx.sum_into(input, out), sum_expect::<f32>)
+}
+
+/// Every scan case for element type `T`: one per operation and algorithm
+/// variant. For example (the exclusive reference assumes `init` = 0):
+///
+/// ```ignore
+/// vec![
+///     scan_case::<T>("inclusive", true, |ctx, i, o| ctx.inclusive_scan(i, o)),
+///     scan_case::<T>("exclusive", false, |ctx, i, o| ctx.exclusive_scan(i, o, T::default())),
+/// ]
+/// // and per variant: for alg in ScanAlgorithm::ALL { cases.push(scan_case::<T>(
+/// //     &format!("inclusive/{}", alg.name()), true, move |ctx, i, o| /* scan with `alg` */)); }
+/// ```
+fn scan_cases_for<T: Elem>() -> Vec<Case> {
+    vec![]
+}
+
+fn reduce_cases() -> Vec<Case> {
+    [reduce_cases_for::<i32>(), reduce_cases_for::<f32>(), reduce_cases_for::<f64>()].into_iter().flatten().collect()
+}
+
+fn scan_cases() -> Vec<Case> {
+    [scan_cases_for::<i32>(), scan_cases_for::<f32>(), scan_cases_for::<f64>()].into_iter().flatten().collect()
+}
+
+// ---------------------------------------------------------------------------
+// Timing
+// ---------------------------------------------------------------------------
+
+#[derive(Clone, Debug, Serialize)]
+struct Timing {
+    runs: usize,
+    warmup: usize,
+    /// Distinct input copies the runs rotate through.
+    rotating_inputs: usize,
+    median_us: f64,
+    min_us: f64,
+    p90_us: f64,
+    mean_us: f64,
+    /// Every timed run, in run order.
+    samples_us: Vec<f64>,
+}
+
+struct Plan {
+    warmup: usize,
+    runs: usize,
+}
+
+/// Warm up, then time each run on its own. `run(i)` gets the run's index
+/// (warm-up runs first), to pick its input copy.
+fn time_runs(ctx: &Context, plan: &Plan, copies: usize, mut run: impl FnMut(usize) -> Res<()>) -> Res<Timing> {
+    let mut index = 0;
+    let mut once = |index: usize| -> Res<f64> {
+        let (r, t) = ctx.time(|| Ok(run(index)))?;
+        r?;
+        Ok(t.as_secs_f64() * 1e6)
+    };
+    let mut warm = Vec::new();
+    for _ in 0..plan.warmup {
+        warm.push(once(index)?);
+        index += 1;
+    }
+    let mut runs = plan.runs;
+    if let Some(est) = median(&warm) {
+        let fit = (RUN_BUDGET.as_secs_f64() * 1e6 / est.max(1e-3)) as usize;
+        runs = runs.min(fit.max(MIN_RUNS));
+    }
+    let mut samples = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        samples.push(once(index)?);
+        index += 1;
+    }
+    let mut sorted = samples.clone();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len();
+    if n == 0 {
+        return Err("no timed runs (--runs 0?)".into());
+    }
+    Ok(Timing {
+        runs: n,
+        warmup: plan.warmup,
+        rotating_inputs: copies,
+        median_us: median(&sorted).unwrap_or(f64::NAN),
+        min_us: sorted[0],
+        p90_us: sorted[((n as f64 * 0.9).ceil() as usize).clamp(1, n) - 1],
+        mean_us: sorted.iter().sum::<f64>() / n as f64,
+        samples_us: samples,
+    })
+}
+
+impl Timing {
+    /// The timing of a measurement that could not run.
+    fn failed(warmup: usize, copies: usize) -> Timing {
+        Timing {
+            runs: 0,
+            warmup,
+            rotating_inputs: copies,
+            median_us: f64::NAN,
+            min_us: f64::NAN,
+            p90_us: f64::NAN,
+            mean_us: f64::NAN,
+            samples_us: Vec::new(),
+        }
+    }
+}
+
+/// Three significant digits (more for small numbers), `-` for no number.
+fn sig(v: f64) -> String {
+    if !v.is_finite() {
+        return "-".into();
+    }
+    if v == 0.0 {
+        return "0".into();
+    }
+    let decimals = (2 - v.abs().log10().floor() as i32).clamp(0, 9) as usize;
+    format!("{v:.decimals$}")
+}
+
+fn median(xs: &[f64]) -> Option<f64> {
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(v[n / 2]),
+        _ => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
+    }
+}
+
+/// Copies of the input to rotate through: enough to exceed [`ROTATE_BYTES`]
+/// together, but no more than the runs can use.
+fn rotation(bytes: usize, uses: usize) -> usize {
+    ROTATE_BYTES.div_ceil(bytes.max(1)).clamp(1, uses.max(1))
+}
+
+/// GB/s (10^9 bytes per second) of `bytes` moved in `us` microseconds.
+fn gbps(bytes: u64, us: f64) -> f64 {
+    bytes as f64 / (us * 1e-6) / 1e9
+}
+
+// ---------------------------------------------------------------------------
+// Results
+// ---------------------------------------------------------------------------
+
+#[derive(Clone, Debug, Serialize)]
+struct CopyResult {
+    #[serde(rename = "type")]
+    ty: Ty,
+    log2_n: u32,
+    n: usize,
+    /// Read + write: 2 * n * size_of(T).
+    bytes_moved: u64,
+    gbps: f64,
+    /// Whether the copy's destination equalled its source.
+    check: String,
+    #[serde(flatten)]
+    timing: Timing,
+}
+
+#[derive(Clone, Debug, Serialize)]
+struct Measurement {
+    case: String,
+    #[serde(rename = "type")]
+    ty: Ty,
+    log2_n: u32,
+    n: usize,
+    bytes_moved: u64,
+    gbps: f64,
+    copy_gbps: f64,
+    pct_of_copy: f64,
+    /// "ok", or what the CPU reference disagreed with.
+    check: String,
+    #[serde(flatten)]
+    timing: Timing,
+}
+
+#[derive(Clone, Debug, Serialize)]
+struct Latency {
+    case: String,
+    #[serde(rename = "type")]
+    ty: Ty,
+    n: usize,
+    check: String,
+    #[serde(flatten)]
+    timing: Timing,
+}
+
+#[derive(Serialize)]
+struct CaseInfo {
+    group: Group,
+    name: String,
+    #[serde(rename = "type")]
+    ty: Ty,
+    bytes_per_elem_moved: usize,
+}
+
+#[derive(Serialize)]
+struct GroupReport<'a> {
+    group: Group,
+    device: String,
+    backend: String,
+    multiprocessors: u32,
+    emulator_timings: bool,
+    date_utc: String,
+    unix_time: u64,
+    command_line: Vec<String>,
+    sizes_log2: Vec<u32>,
+    types: Vec<Ty>,
+    runs: usize,
+    warmup: usize,
+    rotate_bytes: usize,
+    gbps_definition: &'static str,
+    cases: Vec<CaseInfo>,
+    copy: Vec<CopyResult>,
+    measurements: &'a [Measurement],
+    latency: &'a [Latency],
+}
+
+const GBPS_DEFINITION: &str = "GB/s = bytes the case must move / median time, 1 GB = 1e9 bytes; reductions move \
+     n*size_of(T) (one read), scans 2*n*size_of(T) (one read + one write); copy_gbps is the device-to-device \
+     copy of the same n elements counting read + write (2*n*size_of(T)); pct_of_copy = 100 * gbps / copy_gbps";
+
+// ---------------------------------------------------------------------------
+// Options
+// ---------------------------------------------------------------------------
+
+const USAGE: &str = "\
+usage: bench [reduce|scan|all] [--quick] [--out DIR] [--sizes SPEC] [--types LIST] [--runs N] [--warmup N]
+
+  reduce|scan|all  which group of cases (default all)
+  --quick          fewer sizes (GPU: 2^12, 2^16, 2^20, 2^24, 2^28)
+  --out DIR        where bench-<group>.json and <group>-<type>.svg go
+                   (default target/bench; under cargo a relative DIR is taken
+                   from the workspace root, otherwise from the current directory)
+  --sizes SPEC     log2 sizes: 10..28 (inclusive), 16,20,24, or a mix (12..16,20)
+                   (GPU default 10..28; emulator default 10..14)
+  --types LIST     element types, from i32,f32,f64 (default all three)
+  --runs N         timed runs per measurement (GPU default 100, emulator 5)
+  --warmup N       untimed runs first (GPU default 3, emulator 1)
+
+Environment: GPUPRIM_BACKEND=emu|cuda picks the backend; GPUPRIM_REQUIRE_GPU=1
+fails instead of falling back to the CPU emulator.";
+
+struct Options {
+    groups: Vec<Group>,
+    quick: bool,
+    out: Option<PathBuf>,
+    sizes: Option<Vec<u32>>,
+    types: Vec<Ty>,
+    runs: Option<usize>,
+    warmup: Option<usize>,
+}
+
+fn parse_sizes(spec: &str) -> Res<Vec<u32>> {
+    let bad = || -> BoxError { format!("--sizes {spec}: expected e.g. 10..28, 16,20,24 or 12..16,20").into() };
+    let mut out = Vec::new();
+    for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (a, b) = match part.split_once("..") {
+            Some((a, b)) => (a, b.trim_start_matches('=')),
+            None => (part, part),
+        };
+        let a: u32 = a.trim().parse().map_err(|_| bad())?;
+        let b: u32 = b.trim().parse().map_err(|_| bad())?;
+        if a > b || b > 31 {
+            return Err(format!("--sizes {spec}: log2 sizes must be ascending ranges within 0..31").into());
+        }
+        out.extend(a..=b);
+    }
+    out.sort_unstable();
+    out.dedup();
+    if out.is_empty() {
+        return Err(bad());
+    }
+    Ok(out)
+}
+
+fn parse_args(args: &[String]) -> Res<Option<Options>> {
+    let mut o = Options {
+        groups: vec![Group::Reduce, Group::Scan],
+        quick: false,
+        out: None,
+        sizes: None,
+        types: Ty::ALL.to_vec(),
+        runs: None,
+        warmup: None,
+    };
+    let mut it = args.iter();
+    let value = |it: &mut std::slice::Iter<String>, flag: &str| -> Res<String> {
+        it.next().cloned().ok_or_else(|| format!("{flag} needs a value").into())
+    };
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "reduce" => o.groups = vec![Group::Reduce],
+            "scan" => o.groups = vec![Group::Scan],
+            "all" => o.groups = vec![Group::Reduce, Group::Scan],
+            "--quick" => o.quick = true,
+            // cargo bench passes --bench to harness=false targets.
+            "--bench" => {}
+            "--out" => o.out = Some(PathBuf::from(value(&mut it, a)?)),
+            "--sizes" => o.sizes = Some(parse_sizes(&value(&mut it, a)?)?),
+            "--types" => {
+                let v = value(&mut it, a)?;
+                o.types = v
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(|s| Ty::parse(s).ok_or_else(|| format!("--types: unknown type `{s}` (known: i32, f32, f64)")))
+                    .collect::<Result<_, _>>()?;
+                if o.types.is_empty() {
+                    return Err("--types: no types given".into());
+                }
+            }
+            "--runs" | "--warmup" => {
+                let v = value(&mut it, a)?;
+                let n: usize = v.parse().map_err(|_| format!("{a} {v}: expected a number"))?;
+                if a == "--runs" {
+                    if n == 0 {
+                        return Err("--runs must be at least 1".into());
+                    }
+                    o.runs = Some(n);
+                } else {
+                    o.warmup = Some(n);
+                }
+            }
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                return Ok(None);
+            }
+            other => return Err(format!("unknown argument `{other}`\n{USAGE}").into()),
+        }
+    }
+    Ok(Some(o))
+}
+
+/// Where the files go; see `--out` in [`USAGE`].
+fn out_dir(out: Option<&Path>) -> PathBuf {
+    // cargo runs benches from the package directory (host/); when it is the
+    // one running us, resolve relative paths from the workspace root.
+    let base = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .and_then(|m| m.parent().map(Path::to_path_buf))
+        .filter(|root| root.join("Cargo.toml").is_file());
+    let rel = out.map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("target/bench"));
+    match base {
+        Some(root) if rel.is_relative() => root.join(rel),
+        _ => rel,
+    }
+}
+
+/// CUDA where present (or asked for), else the emulator with why.
+fn open_context() -> Res<(Context, Option<String>)> {
+    let require = std::env::var("GPUPRIM_REQUIRE_GPU").as_deref() == Ok("1");
+    match std::env::var("GPUPRIM_BACKEND").as_deref() {
+        Ok("emu") | Ok("emulator") if require => Err("GPUPRIM_REQUIRE_GPU=1 contradicts GPUPRIM_BACKEND=emu".into()),
+        Ok("emu") | Ok("emulator") => Ok((Context::emulator(), Some("GPUPRIM_BACKEND=emu".into()))),
+        _ => match Context::cuda() {
+            Ok(ctx) => Ok((ctx, None)),
+            Err(e) if require => Err(format!("GPUPRIM_REQUIRE_GPU=1 but CUDA is unavailable: {e}").into()),
+            Err(e) if std::env::var("GPUPRIM_BACKEND").as_deref() == Ok("cuda") => {
+                Err(format!("GPUPRIM_BACKEND=cuda but CUDA is unavailable: {e}").into())
+            }
+            Err(e) => Ok((Context::emulator(), Some(e.to_string()))),
+        },
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Running
+// ---------------------------------------------------------------------------
+
+struct Bench<'a> {
+    ctx: &'a Context,
+    plan: Plan,
+    /// Copy timings by (type, log2 size); i32 and f32 share bytes but are
+    /// kept apart so every table row has its own copy measurement.
+    copies: HashMap<(Ty, u32), CopyResult>,
+}
+
+impl Bench<'_> {
+    /// Every case of `cases` (all of element type `T`) at every size.
+    fn run_type<T: Elem>(&mut self, cases: &[&Case], sizes: &[u32], results: &mut Vec<Measurement>) -> Res<()> {
+        for &k in sizes {
+            let n = 1usize << k;
+            let bytes = n * T::TY.size();
+            let data: Vec<T> = random_data(n, SEED ^ (u64::from(k) << 8) ^ T::TY as u64);
+            let copies = rotation(bytes, self.plan.warmup + self.plan.runs);
+            let inputs: Vec<AnyBuf> =
+                (0..copies).map(|_| self.ctx.upload(&data).map(T::wrap)).collect::<gpuprim::Result<_>>()?;
+            let host = T::wrap_host(data);
+
+            let copy = match self.copies.get(&(T::TY, k)) {
+                Some(c) => c.clone(),
+                None => {
+                    let c = self.measure_copy::<T>(k, &inputs, &host)?;
+                    self.copies.insert((T::TY, k), c.clone());
+                    c
+                }
+            };
+
+            for case in cases {
+                // A case that fails (an unknown kernel, a launch error) is
+                // recorded and reported; the others still run.
+                let (timing, check) = match self.measure_case::<T>(case, n, &inputs, &host) {
+                    Ok(r) => r,
+                    Err(e) => (Timing::failed(self.plan.warmup, copies), format!("ERROR: {e}")),
+                };
+                let moved = (n * case.bytes_per_elem_moved) as u64;
+                let rate = gbps(moved, timing.median_us);
+                let m = Measurement {
+                    case: case.name.clone(),
+                    ty: case.ty,
+                    log2_n: k,
+                    n,
+                    bytes_moved: moved,
+                    gbps: rate,
+                    copy_gbps: copy.gbps,
+                    pct_of_copy: 100.0 * rate / copy.gbps,
+                    check,
+                    timing,
+                };
+                println!(
+                    "  {:<6} {:<4} 2^{k:<3} {:>10} µs {:>9} GB/s {:>6}% of copy ({} runs, {} inputs) {}",
+                    m.case,
+                    m.ty.name(),
+                    sig(m.timing.median_us),
+                    sig(m.gbps),
+                    sig(m.pct_of_copy),
+                    m.timing.runs,
+                    copies,
+                    m.check
+                );
+                results.push(m);
+            }
+        }
+        Ok(())
+    }
+
+    /// Time one case on the rotating inputs, then check its last output.
+    fn measure_case<T: Elem>(
+        &self,
+        case: &Case,
+        n: usize,
+        inputs: &[AnyBuf],
+        host: &HostData,
+    ) -> Res<(Timing, String)> {
+        let mut out = T::wrap(self.ctx.alloc::<T>((case.out_len)(n))?);
+        if let Some(o) = T::device_mut(&mut out) {
+            o.poison()?;
+        }
+        let copies = inputs.len();
+        let timing = time_runs(self.ctx, &self.plan, copies, |i| (case.run)(self.ctx, &inputs[i % copies], &mut out))?;
+        let check = match (case.check)(host, &out) {
+            Ok(()) => "ok".to_string(),
+            Err(e) => format!("FAILED: {e}"),
+        };
+        Ok((timing, check))
+    }
+
+    fn measure_copy<T: Elem>(&self, k: u32, inputs: &[AnyBuf], host: &HostData) -> Res<CopyResult> {
+        let n = 1usize << k;
+        let mut dst = self.ctx.alloc::<T>(n)?;
+        dst.poison()?;
+        let srcs: Vec<&DeviceBuffer<T>> =
+            inputs.iter().map(|b| T::device(b).ok_or_else(|| mismatch("copy"))).collect::<Res<_>>()?;
+        let timing =
+            time_runs(self.ctx, &self.plan, srcs.len(), |i| Ok(self.ctx.copy(srcs[i % srcs.len()], &mut dst)?))
+                .map_err(|e| format!("copy {} 2^{k}: {e}", T::TY.name()))?;
+        let want = T::host(host).ok_or_else(|| mismatch("copy"))?;
+        let got = dst.to_vec()?;
+        let check = match got.iter().zip(want).position(|(g, w)| !g.same_bits(*w)) {
+            None => "ok".to_string(),
+            Some(i) => format!("FAILED: element {i} is {:?}, want {:?}", got[i], want[i]),
+        };
+        let moved = 2 * (n * T::TY.size()) as u64;
+        let rate = gbps(moved, timing.median_us);
+        println!(
+            "  {:<6} {:<4} 2^{k:<3} {:>10} µs {:>9} GB/s (read + write)           {}",
+            "copy",
+            T::TY.name(),
+            sig(timing.median_us),
+            sig(rate),
+            check
+        );
+        Ok(CopyResult { ty: T::TY, log2_n: k, n, bytes_moved: moved, gbps: rate, check, timing })
+    }
+
+    /// The whole `case` at 2^20 elements, all its launches: median µs.
+    fn latency<T: Elem>(&self, case: &Case) -> Res<Latency> {
+        let n = 1usize << LATENCY_LOG2;
+        let data: Vec<T> = random_data(n, SEED ^ 0x1a7e);
+        let copies = rotation(n * T::TY.size(), self.plan.warmup + self.plan.runs);
+        let inputs: Vec<AnyBuf> =
+            (0..copies).map(|_| self.ctx.upload(&data).map(T::wrap)).collect::<gpuprim::Result<_>>()?;
+        let mut out = T::wrap(self.ctx.alloc::<T>((case.out_len)(n))?);
+        let timing = time_runs(self.ctx, &self.plan, copies, |i| (case.run)(self.ctx, &inputs[i % copies], &mut out))?;
+        let check = match (case.check)(&T::wrap_host(data), &out) {
+            Ok(()) => "ok".to_string(),
+            Err(e) => format!("FAILED: {e}"),
+        };
+        Ok(Latency { case: case.name.clone(), ty: T::TY, n, check, timing })
+    }
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match real_main(&args) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("bench: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+const EMU_BANNER: &str = "\
+***************************************************************************
+*  CPU EMULATOR: no NVIDIA GPU is in use. The times below are the         *
+*  emulator's wall-clock times, NOT GPU numbers; do not quote them.       *
+***************************************************************************";
+
+/// Runs the benchmarks; `Ok(false)` when a result disagreed with its reference.
+fn real_main(args: &[String]) -> Res<bool> {
+    let Some(opt) = parse_args(args)? else { return Ok(true) };
+    let (ctx, why_emu) = open_context()?;
+    let emu = ctx.backend() == BackendKind::Emulator;
+    let sizes = match (&opt.sizes, emu, opt.quick) {
+        (Some(s), _, _) => s.clone(),
+        (None, true, _) => (10..=14).collect(),
+        (None, false, true) => vec![12, 16, 20, 24, 28],
+        (None, false, false) => (10..=28).collect(),
+    };
+    let plan = Plan {
+        warmup: opt.warmup.unwrap_or(if emu { 1 } else { 3 }),
+        runs: opt.runs.unwrap_or(if emu { 5 } else { 100 }),
+    };
+    let out = out_dir(opt.out.as_deref());
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let date = utc_string(now);
+
+    if emu {
+        println!("{EMU_BANNER}");
+        println!("no NVIDIA driver found ({}): running on the CPU emulator", why_emu.as_deref().unwrap_or("?"));
+    }
+    println!(
+        "gpuprim bench on {} ({} backend, {} SMs), {date}\nsizes 2^{}..2^{} ({} sizes), types {}, {} timed runs after {} warm-up \
+         (fewer when a measurement would pass {} s), inputs rotate through >= {} MiB",
+        ctx.device_name(),
+        ctx.backend(),
+        ctx.multiprocessors(),
+        sizes[0],
+        sizes[sizes.len() - 1],
+        sizes.len(),
+        opt.types.iter().map(|t| t.name()).collect::<Vec<_>>().join(","),
+        plan.runs,
+        plan.warmup,
+        RUN_BUDGET.as_secs(),
+        ROTATE_BYTES >> 20
+    );
+
+    std::fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+    let mut bench = Bench { ctx: &ctx, plan, copies: HashMap::new() };
+    let mut files = Vec::new();
+    let mut summaries = Vec::new();
+    let mut all_ok = true;
+
+    for &group in &opt.groups {
+        let all_cases = match group {
+            Group::Reduce => reduce_cases(),
+            Group::Scan => scan_cases(),
+        };
+        let cases: Vec<&Case> = all_cases.iter().filter(|c| opt.types.contains(&c.ty)).collect();
+        println!("== {}", group.name());
+        if all_cases.is_empty() {
+            println!("  no {} cases yet", group.name());
+        }
+        let mut results = Vec::new();
+        for &ty in &opt.types {
+            let of_ty: Vec<&Case> = cases.iter().copied().filter(|c| c.ty == ty).collect();
+            if of_ty.is_empty() {
+                continue;
+            }
+            match ty {
+                Ty::I32 => bench.run_type::<i32>(&of_ty, &sizes, &mut results)?,
+                Ty::F32 => bench.run_type::<f32>(&of_ty, &sizes, &mut results)?,
+                Ty::F64 => bench.run_type::<f64>(&of_ty, &sizes, &mut results)?,
+            }
+        }
+        // Latency: the whole default `sum_into` of 2^20 f32.
+        let mut latency = Vec::new();
+        if group == Group::Reduce {
+            let case = latency_case();
+            let l = bench.latency::<f32>(&case).unwrap_or_else(|e| Latency {
+                case: case.name.clone(),
+                ty: Ty::F32,
+                n: 1 << LATENCY_LOG2,
+                check: format!("ERROR: {e}"),
+                timing: Timing::failed(bench.plan.warmup, 0),
+            });
+            println!("  latency {} f32 2^{LATENCY_LOG2}: median {} µs {}", l.case, sig(l.timing.median_us), l.check);
+            latency.push(l);
+        }
+
+        all_ok &= results.iter().all(|m| m.check == "ok") && latency.iter().all(|l| l.check == "ok");
+        let mut copy: Vec<CopyResult> = bench
+            .copies
+            .values()
+            .filter(|c| results.iter().any(|m| m.ty == c.ty && m.log2_n == c.log2_n))
+            .cloned()
+            .collect();
+        copy.sort_by_key(|c| (c.ty.size(), c.ty.name(), c.log2_n));
+        all_ok &= copy.iter().all(|c| c.check == "ok");
+
+        let report = GroupReport {
+            group,
+            device: ctx.device_name(),
+            backend: ctx.backend().to_string(),
+            multiprocessors: ctx.multiprocessors(),
+            emulator_timings: emu,
+            date_utc: date.clone(),
+            unix_time: now,
+            command_line: std::env::args().collect(),
+            sizes_log2: sizes.clone(),
+            types: opt.types.clone(),
+            runs: bench.plan.runs,
+            warmup: bench.plan.warmup,
+            rotate_bytes: ROTATE_BYTES,
+            gbps_definition: GBPS_DEFINITION,
+            cases: cases
+                .iter()
+                .map(|c| CaseInfo {
+                    group: c.group,
+                    name: c.name.clone(),
+                    ty: c.ty,
+                    bytes_per_elem_moved: c.bytes_per_elem_moved,
+                })
+                .collect(),
+            copy: copy.clone(),
+            measurements: &results,
+            latency: &latency,
+        };
+        let json_path = out.join(format!("bench-{}.json", group.name()));
+        let json = serde_json::to_string_pretty(&report)?;
+        std::fs::write(&json_path, json).map_err(|e| format!("cannot write {}: {e}", json_path.display()))?;
+        files.push(json_path);
+
+        for &ty in &opt.types {
+            if !results.iter().any(|m| m.ty == ty) {
+                continue;
+            }
+            let svg = plot(group, ty, &ctx, emu, &date, &bench.plan, &results, &copy);
+            let path = out.join(format!("{}-{}.svg", group.name(), ty.name()));
+            std::fs::write(&path, svg).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            files.push(path);
+        }
+        summaries.push((group, all_cases.is_empty(), results, latency));
+    }
+
+    println!("== files");
+    for f in &files {
+        println!("  {}", f.display());
+    }
+    println!("== results on {}{}", ctx.device_name(), if emu { " (CPU EMULATOR: not GPU numbers)" } else { "" });
+    for (group, none, results, latency) in &summaries {
+        println!("-- {}", group.name());
+        if *none {
+            println!("no {} cases yet", group.name());
+            continue;
+        }
+        print!("{}", table(results));
+        for l in latency {
+            println!(
+                "latency ({} {} 2^{LATENCY_LOG2}, the whole call, all its launches): median {} µs (min {}, p90 {}; {} runs) {}",
+                l.case,
+                l.ty.name(),
+                sig(l.timing.median_us),
+                sig(l.timing.min_us),
+                sig(l.timing.p90_us),
+                l.timing.runs,
+                l.check
+            );
+        }
+    }
+    if emu {
+        println!("{EMU_BANNER}");
+    }
+    if !all_ok {
+        println!("bench: some measurements failed or disagreed with the CPU reference (see the check column)");
+    }
+    Ok(all_ok)
+}
+
+fn table(results: &[Measurement]) -> String {
+    let mut s = String::new();
+    let cw = results.iter().map(|m| m.case.chars().count()).max().unwrap_or(0).max(4);
+    let _ = writeln!(
+        s,
+        "{:<6} {:<5} {:<cw$} {:>12} {:>10} {:>8} {:>10}  check",
+        "size", "type", "case", "median µs", "GB/s", "% copy", "copy GB/s"
+    );
+    for m in results {
+        let _ = writeln!(
+            s,
+            "{:<6} {:<5} {:<cw$} {:>12} {:>10} {:>7}% {:>10}  {}",
+            format!("2^{}", m.log2_n),
+            m.ty.name(),
+            m.case,
+            sig(m.timing.median_us),
+            sig(m.gbps),
+            sig(m.pct_of_copy),
+            sig(m.copy_gbps),
+            short(&m.check)
+        );
+    }
+    // Failures in full: the first of each case and type, with a count.
+    let mut seen: Vec<(&str, Ty)> = Vec::new();
+    for m in results.iter().filter(|m| m.check != "ok") {
+        if seen.contains(&(m.case.as_str(), m.ty)) {
+            continue;
+        }
+        seen.push((&m.case, m.ty));
+        let of = |f: &dyn Fn(&Measurement) -> bool| {
+            results.iter().filter(|r| r.case == m.case && r.ty == m.ty && f(r)).count()
+        };
+        let _ = writeln!(
+            s,
+            "  {} {}: {} of {} sizes not ok; first, at 2^{}: {}",
+            m.case,
+            m.ty.name(),
+            of(&|r| r.check != "ok"),
+            of(&|_| true),
+            m.log2_n,
+            m.check
+        );
+    }
+    s
+}
+
+/// A check result cut to fit a table cell.
+fn short(check: &str) -> String {
+    match check.char_indices().nth(40) {
+        Some((i, _)) => format!("{}…", &check[..i]),
+        None => check.to_string(),
+    }
+}
+
+/// `YYYY-MM-DD HH:MM:SS UTC` from Unix seconds (Hinnant's civil_from_days).
+fn utc_string(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC", rem / 3600, rem / 60 % 60, rem % 60)
+}
+
+// ---------------------------------------------------------------------------
+// SVG
+// ---------------------------------------------------------------------------
+
+const PALETTE: [&str; 14] = [
+    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f",
+    "#393b79", "#637939", "#843c39", "#7b4173",
+];
+
+fn xml(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+/// A "nice" axis step (1, 2, 2.5 or 5 times a power of ten) giving about
+/// `ticks` intervals up to `max`.
+fn nice_step(max: f64, ticks: f64) -> f64 {
+    let raw = (max / ticks).max(1e-12);
+    let p = 10f64.powf(raw.log10().floor());
+    [1.0, 2.0, 2.5, 5.0, 10.0].into_iter().map(|m| m * p).find(|&s| s >= raw).unwrap_or(10.0 * p)
+}
+
+fn elements_label(k: u32) -> String {
+    match k {
+        0..=9 => format!("{}", 1u64 << k),
+        10..=19 => format!("{}K", 1u64 << (k - 10)),
+        20..=29 => format!("{}M", 1u64 << (k - 20)),
+        _ => format!("{}G", 1u64 << (k - 30)),
+    }
+}
+
+/// A plotted case: name, (log2 n, GB/s) points, whether a check failed.
+type Series = (String, Vec<(f64, f64)>, bool);
+
+#[allow(clippy::too_many_arguments)]
+fn plot(
+    group: Group,
+    ty: Ty,
+    ctx: &Context,
+    emu: bool,
+    date: &str,
+    plan: &Plan,
+    results: &[Measurement],
+    copy: &[CopyResult],
+) -> String {
+    // Series: one per case, in registration order, then the copy.
+    let mut names: Vec<&str> = Vec::new();
+    for m in results.iter().filter(|m| m.ty == ty) {
+        if !names.contains(&m.case.as_str()) {
+            names.push(&m.case);
+        }
+    }
+    // (label, points, whether a check failed)
+    let series: Vec<Series> = names
+        .iter()
+        .map(|name| {
+            let pts = results
+                .iter()
+                .filter(|m| m.ty == ty && m.case == *name && m.gbps.is_finite())
+                .map(|m| (m.log2_n as f64, m.gbps))
+                .collect();
+            (name.to_string(), pts, results.iter().any(|m| m.ty == ty && m.case == *name && m.check != "ok"))
+        })
+        .collect();
+    let copy_pts: Vec<(f64, f64)> =
+        copy.iter().filter(|c| c.ty == ty && c.gbps.is_finite()).map(|c| (c.log2_n as f64, c.gbps)).collect();
+
+    // Room on the right for the longest legend label (about 7.6 px a character).
+    let longest = series.iter().map(|(n, _, f)| n.chars().count() + if *f { 15 } else { 0 }).max().unwrap_or(0).max(19);
+    let (w, h) = ((770.0 + 25.0 + 38.0 + 7.6 * longest as f64 + 20.0f64).max(1000.0).round(), 580.0);
+    let (left, right, top, bottom) = (90.0, 770.0, 80.0, 500.0);
+    let all_x = series.iter().flat_map(|s| s.1.iter().map(|p| p.0)).chain(copy_pts.iter().map(|p| p.0));
+    let (mut x0, mut x1) = all_x.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| (a.min(x), b.max(x)));
+    if !x0.is_finite() {
+        (x0, x1) = (10.0, 20.0);
+    }
+    if x1 - x0 < 1.0 {
+        x0 -= 1.0;
+        x1 += 1.0;
+    }
+    let ymax_data = series
+        .iter()
+        .flat_map(|s| s.1.iter().map(|p| p.1))
+        .chain(copy_pts.iter().map(|p| p.1))
+        .filter(|y| y.is_finite())
+        .fold(0.0f64, f64::max);
+    let step = nice_step(ymax_data.max(1e-9) * 1.05, 6.0);
+    let y1 = (ymax_data.max(1e-9) * 1.05 / step).ceil() * step;
+    let sx = |x: f64| left + (x - x0) / (x1 - x0) * (right - left);
+    let sy = |y: f64| bottom - (y / y1).clamp(0.0, 1.05) * (bottom - top);
+
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="DejaVu Sans, Helvetica, Arial, sans-serif" font-size="13">"#
+    );
+    let _ = writeln!(s, r#"<rect width="{w}" height="{h}" fill="white"/>"#);
+    let title = format!("gpuprim {} — {} — {}", group.name(), ty.name(), ctx.device_name());
+    let _ = writeln!(s, r#"<text x="{left}" y="30" font-size="19" font-weight="bold">{}</text>"#, xml(&title));
+    let sub = format!(
+        "median of up to {} runs each ({}), {}; GB/s = bytes the operation must move / median time",
+        plan.runs,
+        if emu { "wall clock" } else { "CUDA events" },
+        date
+    );
+    let _ = writeln!(s, r##"<text x="{left}" y="52" fill="#444">{}</text>"##, xml(&sub));
+    if emu {
+        let _ = writeln!(
+            s,
+            r##"<text x="{left}" y="70" fill="#c00000" font-weight="bold">CPU EMULATOR timings, not GPU numbers</text>"##
+        );
+    }
+
+    // Grid and y ticks.
+    let mut y = 0.0;
+    while y <= y1 + step * 1e-9 {
+        let py = sy(y);
+        let _ = writeln!(
+            s,
+            r##"<line x1="{left}" y1="{py:.1}" x2="{right}" y2="{py:.1}" stroke="#e4e4e4"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
+            left - 8.0,
+            py + 4.5,
+            trim_num(y, step)
+        );
+        y += step;
+    }
+    // x ticks: every log2 size (every second one when crowded).
+    let every = if x1 - x0 > 12.0 { 2 } else { 1 };
+    for k in (x0.ceil() as u32)..=(x1.floor() as u32) {
+        let px = sx(k as f64);
+        let _ = writeln!(s, r##"<line x1="{px:.1}" y1="{top}" x2="{px:.1}" y2="{bottom}" stroke="#f0f0f0"/>"##);
+        let _ =
+            writeln!(s, r##"<line x1="{px:.1}" y1="{bottom}" x2="{px:.1}" y2="{:.1}" stroke="#333"/>"##, bottom + 5.0);
+        if (k - x0.ceil() as u32).is_multiple_of(every) {
+            let _ = writeln!(
+                s,
+                r##"<text x="{px:.1}" y="{:.1}" text-anchor="middle">2<tspan dy="-6" font-size="10">{k}</tspan></text><text x="{px:.1}" y="{:.1}" text-anchor="middle" fill="#666" font-size="11">{}</text>"##,
+                bottom + 22.0,
+                bottom + 37.0,
+                elements_label(k)
+            );
+        }
+    }
+    // Axes and their titles.
+    let _ =
+        writeln!(s, r##"<path d="M{left},{top} V{bottom} H{right}" fill="none" stroke="#333" stroke-width="1.2"/>"##);
+    let _ = writeln!(
+        s,
+        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">input size n ({} elements; log scale)</text>"#,
+        (left + right) / 2.0,
+        bottom + 62.0,
+        ty.name()
+    );
+    let _ = writeln!(
+        s,
+        r#"<text transform="translate(28,{:.1}) rotate(-90)" text-anchor="middle">GB/s (10⁹ bytes per second)</text>"#,
+        (top + bottom) / 2.0
+    );
+
+    // Data.
+    let poly = |pts: &[(f64, f64)]| {
+        pts.iter().map(|&(x, y)| format!("{:.1},{:.1}", sx(x), sy(y))).collect::<Vec<_>>().join(" ")
+    };
+    if !copy_pts.is_empty() {
+        let _ = writeln!(
+            s,
+            r##"<polyline points="{}" fill="none" stroke="#000" stroke-width="2" stroke-dasharray="7 5"/>"##,
+            poly(&copy_pts)
+        );
+    }
+    for (i, (_, pts, _)) in series.iter().enumerate() {
+        let c = PALETTE[i % PALETTE.len()];
+        let _ = writeln!(s, r#"<polyline points="{}" fill="none" stroke="{c}" stroke-width="2.2"/>"#, poly(pts));
+        for &(x, y) in pts {
+            s.push_str(&marker(i, sx(x), sy(y), c));
+        }
+    }
+
+    // Legend, right of the plot.
+    let lx = right + 25.0;
+    let _ = writeln!(s, r#"<text x="{lx}" y="{top}" font-weight="bold">{}</text>"#, group.name());
+    let mut ly = top + 24.0;
+    for (i, (name, _, failed)) in series.iter().enumerate() {
+        let c = PALETTE[i % PALETTE.len()];
+        let label = if *failed { format!("{name} (CHECK FAILED)") } else { name.clone() };
+        let _ = writeln!(
+            s,
+            r#"<line x1="{lx}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="{c}" stroke-width="2.2"/>{}<text x="{:.1}" y="{:.1}">{}</text>"#,
+            ly - 4.0,
+            lx + 30.0,
+            ly - 4.0,
+            marker(i, lx + 15.0, ly - 4.0, c).trim_end(),
+            lx + 38.0,
+            ly,
+            xml(&label)
+        );
+        ly += 22.0;
+    }
+    if !copy_pts.is_empty() {
+        let _ = writeln!(
+            s,
+            r##"<line x1="{lx}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="#000" stroke-width="2" stroke-dasharray="7 5"/><text x="{:.1}" y="{:.1}">copy (read + write)</text>"##,
+            ly - 4.0,
+            lx + 30.0,
+            ly - 4.0,
+            lx + 38.0,
+            ly
+        );
+    }
+    s.push_str("</svg>\n");
+    s
+}
+
+/// The marker of series `i` at (x, y): circle, square, triangle or
+/// diamond, so that overlapping lines stay apart.
+fn marker(i: usize, x: f64, y: f64, color: &str) -> String {
+    match i % 4 {
+        0 => format!("<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"3.3\" fill=\"{color}\"/>\n"),
+        1 => format!("<rect x=\"{:.1}\" y=\"{:.1}\" width=\"6\" height=\"6\" fill=\"{color}\"/>\n", x - 3.0, y - 3.0),
+        2 => format!(
+            "<path d=\"M{x:.1},{:.1} L{:.1},{:.1} L{:.1},{:.1} Z\" fill=\"{color}\"/>\n",
+            y - 4.0,
+            x + 3.8,
+            y + 3.0,
+            x - 3.8,
+            y + 3.0
+        ),
+        _ => format!(
+            "<path d=\"M{x:.1},{:.1} L{:.1},{y:.1} L{x:.1},{:.1} L{:.1},{y:.1} Z\" fill=\"{color}\"/>\n",
+            y - 4.2,
+            x + 4.2,
+            y + 4.2,
+            x - 4.2
+        ),
+    }
+}
+
+/// A tick label with as many decimals as the step needs.
+fn trim_num(v: f64, step: f64) -> String {
+    if step >= 1.0 {
+        format!("{v:.0}")
+    } else {
+        let decimals = (-step.log10()).ceil().max(0.0) as usize + 1;
+        let t = format!("{v:.decimals$}");
+        let t = t.trim_end_matches('0').trim_end_matches('.');
+        if t.is_empty() { "0".into() } else { t.to_string() }
+    }
+}
