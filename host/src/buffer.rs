@@ -74,7 +74,7 @@ fn as_bytes<T: DeviceRepr>(s: &[T]) -> &[u8] {
     // SAFETY: DeviceRepr types are plain data without padding.
     unsafe { std::slice::from_raw_parts(s.as_ptr() as *const u8, std::mem::size_of_val(s)) }
 }
-fn as_bytes_mut<T: DeviceRepr>(s: &mut [T]) -> &mut [u8] {
+pub(crate) fn as_bytes_mut<T: DeviceRepr>(s: &mut [T]) -> &mut [u8] {
     // SAFETY: as above; every bit pattern is a valid DeviceRepr.
     unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr() as *mut u8, std::mem::size_of_val(s)) }
 }
@@ -173,21 +173,6 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
             });
         }
         self.inner.download(&self.alloc, offset * std::mem::size_of::<T>(), as_bytes_mut(dst))
-    }
-
-    /// Read values of another plain type `U` starting at byte `offset`
-    /// (for carved temporary storage).
-    pub(crate) fn read_prefix_as<U: DeviceRepr>(&self, offset: usize, dst: &mut [U]) -> Result<()> {
-        let bytes = std::mem::size_of_val(dst);
-        let total = self.len * std::mem::size_of::<T>();
-        if offset + bytes > total {
-            return Err(Error::LengthMismatch {
-                what: "read past the buffer (bytes)",
-                expected: total,
-                got: offset + bytes,
-            });
-        }
-        self.inner.download(&self.alloc, offset, as_bytes_mut(dst))
     }
 
     /// The buffer's contents as a `Vec`.

@@ -44,11 +44,42 @@ impl Alloc {
 }
 
 pub(crate) struct Inner {
+    /// Temporary storage the simple calls reuse (declared before `backend`
+    /// so it is freed while the CUDA context still exists). Invariant: the
+    /// "last block" counter at its end is zero between calls.
+    scratch: std::sync::Mutex<Option<(Alloc, usize)>>,
     pub(crate) backend: Backend,
     kernels: HashMap<&'static str, &'static HostKernel>,
 }
 
 impl Inner {
+    /// Run `f` with at least `bytes` of zero-initialised temporary storage
+    /// whose 16-byte counter area `f` leaves zero when it succeeds; reused
+    /// across calls, replaced when too small or when `f` fails.
+    pub(crate) fn with_scratch<R>(&self, bytes: usize, f: impl FnOnce(&Alloc) -> Result<R>) -> Result<R> {
+        let mut guard = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
+        let fits = matches!(&*guard, Some((_, have)) if *have >= bytes);
+        if !fits {
+            if let Some((old, _)) = guard.take() {
+                self.free(&old);
+            }
+            let size = bytes.max(64 * 1024).next_power_of_two();
+            let mut a = self.alloc(size)?;
+            self.fill_u32(&mut a, 0)?;
+            *guard = Some((a, size));
+        }
+        let result = match &*guard {
+            Some((a, _)) => f(a),
+            None => Err(Error::OutOfMemory { bytes, reason: "scratch storage missing".into() }),
+        };
+        if result.is_err() {
+            if let Some((old, _)) = guard.take() {
+                self.free(&old);
+            }
+        }
+        result
+    }
+
     pub(crate) fn alloc(&self, bytes: usize) -> Result<Alloc> {
         Ok(match &self.backend {
             Backend::Cuda(c) => Alloc::Cuda(c.alloc(bytes)?),
@@ -146,7 +177,13 @@ impl Context {
     /// The CUDA backend on device 0, or why it cannot be had.
     pub fn cuda() -> Result<Self> {
         let cuda = Cuda::new(crate::PTX)?;
-        Ok(Context { inner: Arc::new(Inner { backend: Backend::Cuda(Box::new(cuda)), kernels: kernel_table() }) })
+        Ok(Context {
+            inner: Arc::new(Inner {
+                scratch: Default::default(),
+                backend: Backend::Cuda(Box::new(cuda)),
+                kernels: kernel_table(),
+            }),
+        })
     }
 
     /// The CPU emulator with default settings.
@@ -156,7 +193,13 @@ impl Context {
 
     /// The CPU emulator with the given settings (seed, resident blocks ...).
     pub fn emulator_with(config: EmuConfig) -> Self {
-        Context { inner: Arc::new(Inner { backend: Backend::Emu(Emulator::new(config)), kernels: kernel_table() }) }
+        Context {
+            inner: Arc::new(Inner {
+                scratch: Default::default(),
+                backend: Backend::Emu(Emulator::new(config)),
+                kernels: kernel_table(),
+            }),
+        }
     }
 
     /// Which backend this context runs on.

@@ -137,6 +137,8 @@ impl Finish {
 pub const BLOCK_SIZES: [u32; 6] = [32, 64, 128, 256, 512, 1024];
 /// Threads per block of the default reduction.
 pub const DEFAULT_BLOCK: u32 = 256;
+/// Bytes reserved at the start of temporary storage for the counter.
+const COUNTER_BYTES: usize = 256;
 /// Largest grid a launch may have.
 const MAX_GRID: u64 = i32::MAX as u64;
 
@@ -514,8 +516,7 @@ impl<'c> Reducer<'c> {
 
     /// Stream-ordered sum into `out[0]`.
     pub fn sum_into<T: Scalar>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<T>) -> Result<()> {
-        let mut temp = self.temp_for::<Plain<T, kops::Sum>>(x.len() as u64)?;
-        self.run::<Plain<T, kops::Sum>>(Op::Sum, T::NAME, x, None, out, &mut temp)
+        self.run_scratch::<Plain<T, kops::Sum>>(Op::Sum, T::NAME, x, None, out)
     }
 
     /// Stream-ordered sum into `out[0]` using caller-provided temporary
@@ -540,7 +541,7 @@ impl<'c> Reducer<'c> {
         out: &mut DeviceBuffer<T>,
         temp: &mut ReduceTemp,
     ) -> Result<()> {
-        self.run::<Plain<T, kops::Sum>>(Op::Sum, T::NAME, x, None, out, temp)
+        self.run::<Plain<T, kops::Sum>>(Op::Sum, T::NAME, x, None, out, &temp.buf.alloc, temp.buf.len())
     }
 
     /// Bytes of temporary storage a reduction of `len` elements of `T`
@@ -558,11 +559,22 @@ impl<'c> Reducer<'c> {
         Ok(ReduceTemp { buf })
     }
 
-    fn temp_for<R: Reduction>(&self, n: u64) -> Result<ReduceTemp> {
-        let bytes = self.layout::<R::Acc>(&self.plan(Op::Sum, n)?).2;
-        let mut buf = self.ctx.alloc::<u8>(bytes)?;
-        buf.zero()?;
-        Ok(ReduceTemp { buf })
+    /// [`Reducer::run`] with the context's reusable scratch storage.
+    fn run_scratch<R>(
+        &self,
+        op: Op,
+        tname: &str,
+        x: &DeviceBuffer<R::In>,
+        y: Option<&DeviceBuffer<R::In>>,
+        out: &mut DeviceBuffer<R::Acc>,
+    ) -> Result<()>
+    where
+        R: Reduction,
+        R::In: DeviceRepr,
+        R::Acc: DeviceRepr,
+    {
+        let bytes = self.layout::<R::Acc>(&self.plan(op, x.len() as u64)?).2;
+        self.ctx.inner.with_scratch(bytes, |a| self.run::<R>(op, tname, x, y, out, a, bytes))
     }
 
     fn scalar<R>(&self, op: Op, x: impl Input<R::In>, y: Option<&DeviceBuffer<R::In>>) -> Result<R::Acc>
@@ -573,9 +585,8 @@ impl<'c> Reducer<'c> {
     {
         let mut slot = None;
         let x = x.device(self.ctx, &mut slot)?;
-        let mut temp = self.temp_for::<R>(x.len() as u64)?;
         let mut out = self.ctx.alloc::<R::Acc>(1)?;
-        self.run::<R>(op, <R::In as DeviceRepr>::NAME, x, y, &mut out, &mut temp)?;
+        self.run_scratch::<R>(op, <R::In as DeviceRepr>::NAME, x, y, &mut out)?;
         let v = out.to_vec()?;
         v.first().copied().ok_or(Error::LengthMismatch { what: "reduction output", expected: 1, got: 0 })
     }
@@ -644,13 +655,16 @@ impl<'c> Reducer<'c> {
     }
 
     /// Offsets of the two partial buffers and the counter, and total bytes.
+    /// Temporary storage layout: the "last block" counter first, at a
+    /// fixed place (so storage reused with another layout still finds it
+    /// zero), then the first and second partial buffers. Returns the offsets
+    /// of both partial buffers and the total bytes.
     fn layout<Acc>(&self, plan: &[Pass]) -> (usize, usize, usize) {
         let size = std::mem::size_of::<Acc>().max(16);
-        let first = plan[0].grid as usize * size;
-        let second = plan.get(1).map(|p| p.grid as usize * size).unwrap_or(0);
-        let b = first.next_multiple_of(256);
-        let counter = (b + second).next_multiple_of(256);
-        (b, counter, counter + 16)
+        let first = COUNTER_BYTES;
+        let second = (first + plan[0].grid as usize * size).next_multiple_of(256);
+        let end = second + plan.get(1).map(|p| p.grid as usize * size).unwrap_or(0);
+        (first, second, end)
     }
 
     fn run<R>(
@@ -660,7 +674,8 @@ impl<'c> Reducer<'c> {
         x: &DeviceBuffer<R::In>,
         y: Option<&DeviceBuffer<R::In>>,
         out: &mut DeviceBuffer<R::Acc>,
-        temp: &mut ReduceTemp,
+        temp: &crate::context::Alloc,
+        temp_bytes: usize,
     ) -> Result<()>
     where
         R: Reduction,
@@ -677,13 +692,9 @@ impl<'c> Reducer<'c> {
         }
         let n = x.len() as u64;
         let plan = self.plan(op, n)?;
-        let (second, counter, bytes) = self.layout::<R::Acc>(&plan);
-        if temp.bytes() < bytes {
-            return Err(Error::LengthMismatch {
-                what: "temporary storage (bytes)",
-                expected: bytes,
-                got: temp.bytes(),
-            });
+        let (first, second, bytes) = self.layout::<R::Acc>(&plan);
+        if temp_bytes < bytes {
+            return Err(Error::LengthMismatch { what: "temporary storage (bytes)", expected: bytes, got: temp_bytes });
         }
         if n == 0 {
             return out.copy_from_host_prefix(&[R::identity()]);
@@ -708,9 +719,9 @@ impl<'c> Reducer<'c> {
         }
         let b = self.block;
         let shared = finish_smem::<R::Acc>(b) as u32;
-        let base = temp.buf.addr();
-        let bufs = [base, base + second as u64];
-        let counter = crate::Arg::Ptr(base + counter as u64);
+        let base = temp.addr();
+        let bufs = [base + first as u64, base + second as u64];
+        let counter = crate::Arg::Ptr(base);
         let yv = y.map(|y| y.arg()).unwrap_or(crate::Arg::Ptr(0));
         let first_mode = match self.finish {
             Finish::Atomic => mode::ATOMIC,
@@ -736,7 +747,7 @@ impl<'c> Reducer<'c> {
         if self.finish == Finish::Host {
             let g = plan[0].grid as usize;
             let mut partials = vec![R::Acc::default(); g];
-            temp.buf.read_prefix_as(0, &mut partials)?;
+            self.ctx.inner.download(temp, first, crate::buffer::as_bytes_mut(&mut partials))?;
             let total = partials.into_iter().fold(R::identity(), R::combine);
             out.copy_from_host_prefix(&[total])?;
         }

@@ -5,10 +5,13 @@
 //! Integer arithmetic wraps on overflow (two's complement), on the GPU and
 //! in the CPU references alike.
 
+use crate::gpu::atomic::AtomicAdd;
 use crate::gpu::warp::Shuffle;
 
 /// Element types the kernels are instantiated for.
-pub trait Element: Shuffle + Copy + PartialOrd + Default + core::fmt::Debug + Send + Sync + 'static {
+pub trait Element:
+    Shuffle + AtomicAdd + Copy + PartialOrd + Default + core::fmt::Debug + Send + Sync + 'static
+{
     const ZERO: Self;
     const ONE: Self;
     /// The smallest value (`-inf` for floats).
@@ -105,6 +108,9 @@ float_element!(f32, f64);
 /// Reductions also assume commutativity (they combine in tree order, not
 /// input order); scans only need associativity.
 pub trait Monoid<T>: Copy + 'static {
+    /// Whether `combine` is `+` on an element type, so a native atomic add
+    /// can apply it (`red.add` / `atom.add`) instead of a CAS loop.
+    const IS_ADD: bool = false;
     fn identity() -> T;
     fn combine(a: T, b: T) -> T;
 }
@@ -132,6 +138,7 @@ pub struct BitOr;
 pub struct BitXor;
 
 impl<T: Element> Monoid<T> for Sum {
+    const IS_ADD: bool = true;
     #[inline(always)]
     fn identity() -> T {
         T::ZERO

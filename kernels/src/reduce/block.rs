@@ -116,7 +116,7 @@ pub unsafe fn finish<R: Reduction, const B: u32>(
         mode::ATOMIC => {
             if tid == 0 {
                 // SAFETY: out holds one accumulator (caller).
-                unsafe { atomic_combine::<R>(out, total) };
+                unsafe { R::atomic_combine(out, total) };
             }
         }
         mode::LAST_BLOCK => {
@@ -172,7 +172,7 @@ pub unsafe fn finish<R: Reduction, const B: u32>(
 /// # Safety
 /// `p` is a live, aligned accumulator; `R::ATOMIC_BYTES` is 4 or 8.
 #[inline(always)]
-pub unsafe fn atomic_combine<R: Reduction>(p: *mut R::Acc, v: R::Acc) {
+pub unsafe fn cas_combine<R: Reduction>(p: *mut R::Acc, v: R::Acc) {
     match R::ATOMIC_BYTES {
         4 => {
             let p = p as *mut u32;

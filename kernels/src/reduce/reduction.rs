@@ -23,6 +23,16 @@ pub trait Reduction: Copy + 'static {
     };
     fn identity() -> Self::Acc;
     fn combine(a: Self::Acc, b: Self::Acc) -> Self::Acc;
+    /// `*p = combine(*p, v)` atomically; by default a compare-and-swap
+    /// loop on the accumulator's bits (see [`super::block::atomic_combine`]).
+    ///
+    /// # Safety
+    /// `p` is a live, aligned accumulator and `ATOMIC_BYTES` is 4 or 8.
+    #[inline(always)]
+    unsafe fn atomic_combine(p: *mut Self::Acc, v: Self::Acc) {
+        // SAFETY: forwarded.
+        unsafe { super::block::cas_combine::<Self>(p, v) }
+    }
     /// Element `i` from the inputs `a` (and `b` for two-input reductions).
     ///
     /// # Safety
@@ -55,6 +65,18 @@ impl<T: Element, Op: Monoid<T>> Reduction for Plain<T, Op> {
     type In = T;
     type Acc = T;
     #[inline(always)]
+    unsafe fn atomic_combine(p: *mut T, v: T) {
+        if Op::IS_ADD {
+            // One native atomic add instead of a CAS loop that every block
+            // retries under contention.
+            // SAFETY: forwarded.
+            unsafe { crate::gpu::atomic::add(p, v) };
+        } else {
+            // SAFETY: forwarded.
+            unsafe { super::block::cas_combine::<Self>(p, v) }
+        }
+    }
+    #[inline(always)]
     fn identity() -> T {
         Op::identity()
     }
@@ -83,6 +105,11 @@ pub struct Dot<T>(PhantomData<T>);
 impl<T: Element> Reduction for Dot<T> {
     type In = T;
     type Acc = T;
+    #[inline(always)]
+    unsafe fn atomic_combine(p: *mut T, v: T) {
+        // SAFETY: forwarded; a sum, so a native atomic add.
+        unsafe { crate::gpu::atomic::add(p, v) };
+    }
     #[inline(always)]
     fn identity() -> T {
         T::ZERO
@@ -121,6 +148,11 @@ impl<T: Element> Reduction for SumAbs<T> {
     type In = T;
     type Acc = T;
     #[inline(always)]
+    unsafe fn atomic_combine(p: *mut T, v: T) {
+        // SAFETY: forwarded; a sum, so a native atomic add.
+        unsafe { crate::gpu::atomic::add(p, v) };
+    }
+    #[inline(always)]
     fn identity() -> T {
         T::ZERO
     }
@@ -155,6 +187,11 @@ pub struct SumSquares<T>(PhantomData<T>);
 impl<T: Element> Reduction for SumSquares<T> {
     type In = T;
     type Acc = T;
+    #[inline(always)]
+    unsafe fn atomic_combine(p: *mut T, v: T) {
+        // SAFETY: forwarded; a sum, so a native atomic add.
+        unsafe { crate::gpu::atomic::add(p, v) };
+    }
     #[inline(always)]
     fn identity() -> T {
         T::ZERO
