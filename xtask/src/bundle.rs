@@ -32,9 +32,7 @@ pub fn run(repo: &Repo, keep_debug: bool) -> Result<()> {
             .arg(&archive),
     )
     .context("archiving the tests")?;
-    if !keep_debug {
-        strip_archive(repo, &archive)?;
-    }
+    repack_archive(repo, &archive, !keep_debug)?;
 
     // (b) the bench binary
     let bench_json = util::stdout_of(
@@ -46,10 +44,7 @@ pub fn run(repo: &Repo, keep_debug: bool) -> Result<()> {
     .context("building the bench binary")?;
     let bench = artifact_executable(&bench_json, "bench", "bench")
         .context("no executable for bench target `bench` in cargo's JSON output")?;
-    copy_exe(&bench, &dir.join("bench"))?;
-    if !keep_debug {
-        strip_debug(&dir.join("bench"))?;
-    }
+    add_program(&dir, "bench", &bench, keep_debug)?;
 
     // (c) examples: demo (required), sanitize (if the package has one)
     let examples_json = util::stdout_of(
@@ -61,17 +56,9 @@ pub fn run(repo: &Repo, keep_debug: bool) -> Result<()> {
     .context("building gpuprim's examples")?;
     let demo = artifact_executable(&examples_json, "example", "demo")
         .context("gpuprim has no `demo` example (host/examples/demo.rs)")?;
-    copy_exe(&demo, &dir.join("demo"))?;
-    if !keep_debug {
-        strip_debug(&dir.join("demo"))?;
-    }
+    add_program(&dir, "demo", &demo, keep_debug)?;
     match artifact_executable(&examples_json, "example", "sanitize") {
-        Some(sanitize) => {
-            copy_exe(&sanitize, &dir.join("sanitize"))?;
-            if !keep_debug {
-                strip_debug(&dir.join("sanitize"))?;
-            }
-        }
+        Some(sanitize) => add_program(&dir, "sanitize", &sanitize, keep_debug)?,
         None => {
             println!("gpu-bundle: no `sanitize` example; run.sh sanitize will use ./demo --small")
         }
@@ -141,56 +128,74 @@ fn strip_debug(path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Re-packs the nextest archive with debug info stripped from its test
-/// binaries (same entries, same order). Skipped, with a note, where GNU tar
-/// with zstd or strip is missing.
-fn strip_archive(repo: &Repo, archive: &Path) -> Result<()> {
+/// Re-packs the nextest archive (same entries, same order): with debug info
+/// stripped from its binaries when `strip`, and with zstd's long window,
+/// which stores the kernels' PTX (embedded in every test binary) about once.
+/// nextest reads such archives. Skipped, with a note, where GNU tar, zstd or
+/// strip is missing here.
+fn repack_archive(repo: &Repo, archive: &Path, strip: bool) -> Result<()> {
     let tools = ["tar", "zstd", "strip"];
     if let Some(missing) = tools.iter().find(|t| util::which(t).is_none()) {
-        println!("gpu-bundle: `{missing}` not found; test binaries keep their debug info");
+        println!("gpu-bundle: `{missing}` not found; the test archive stays as nextest wrote it");
         return Ok(());
     }
     let before = fs::metadata(archive).with_context(|| format!("stat {}", archive.display()))?.len();
-    let work = repo.target().join("gpu-bundle-strip");
+    let work = repo.target().join("gpu-bundle-repack");
     if work.exists() {
         fs::remove_dir_all(&work).with_context(|| format!("removing {}", work.display()))?;
     }
-    fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
+    let tree = work.join("tree");
+    fs::create_dir_all(&tree).with_context(|| format!("creating {}", tree.display()))?;
     let list = util::stdout_of(Command::new("tar").arg("--zstd").arg("-tf").arg(archive).stdout(Stdio::piped()))?;
-    util::run(Command::new("tar").arg("--zstd").arg("-xf").arg(archive).arg("-C").arg(&work))?;
+    util::run(Command::new("tar").arg("--zstd").arg("-xf").arg(archive).arg("-C").arg(&tree))?;
     let entries: Vec<&str> = list.lines().filter(|l| !l.is_empty()).collect();
     let mut stripped = 0;
-    for entry in &entries {
-        let path = work.join(entry);
-        // Test binaries (and any bundled .so): ELF files outside nextest's
-        // metadata directory.
-        if !entry.starts_with("target/nextest/") && is_elf(&path) {
-            strip_debug(&path)?;
-            stripped += 1;
+    if strip {
+        for entry in &entries {
+            let path = tree.join(entry);
+            // Test binaries (and bundled .so files): ELF files outside
+            // nextest's metadata directory.
+            if !entry.starts_with("target/nextest/") && is_elf(&path) {
+                strip_debug(&path)?;
+                stripped += 1;
+            }
         }
     }
-    let list_file = work.join(".entries");
+    let list_file = work.join("entries");
     fs::write(&list_file, entries.join("\n") + "\n").with_context(|| format!("writing {}", list_file.display()))?;
-    let repacked = work.join("tests.tar.zst");
+    let tar = work.join("tests.tar");
     util::run(
-        Command::new("tar")
-            .arg("--zstd")
-            .arg("-cf")
-            .arg(&repacked)
-            .arg("-C")
-            .arg(&work)
-            .arg("--no-recursion")
-            .arg("-T")
-            .arg(&list_file),
+        Command::new("tar").arg("-cf").arg(&tar).arg("-C").arg(&tree).arg("--no-recursion").arg("-T").arg(&list_file),
     )?;
-    fs::rename(&repacked, archive).with_context(|| format!("replacing {}", archive.display()))?;
+    let zst = work.join("tests.tar.zst");
+    util::run(Command::new("zstd").args(["-q", "-19", "--long=27", "-T0", "-o"]).arg(&zst).arg(&tar))?;
+    fs::rename(&zst, archive).with_context(|| format!("replacing {}", archive.display()))?;
     fs::remove_dir_all(&work).with_context(|| format!("removing {}", work.display()))?;
     let after = fs::metadata(archive).with_context(|| format!("stat {}", archive.display()))?.len();
     println!(
-        "gpu-bundle: stripped debug info from {stripped} test binaries: {:.1} MB -> {:.1} MB",
+        "gpu-bundle: test archive re-packed ({stripped} binaries stripped of debug info): {:.1} MB -> {:.1} MB",
         before as f64 / 1e6,
         after as f64 / 1e6
     );
+    Ok(())
+}
+
+/// Adds a program to the bundle as `NAME.gz` (stripped of debug info unless
+/// `keep_debug`): every gpuprim binary embeds the kernels' PTX, megabytes of
+/// text that compress well. run.sh unpacks it with gzip (present on any
+/// Debian/Ubuntu) into a temporary directory.
+fn add_program(dir: &Path, name: &str, from: &Path, keep_debug: bool) -> Result<()> {
+    let raw = dir.join(name);
+    copy_exe(from, &raw)?;
+    if !keep_debug {
+        strip_debug(&raw)?;
+    }
+    let gz = dir.join(format!("{name}.gz"));
+    let file = fs::File::create(&gz).with_context(|| format!("creating {}", gz.display()))?;
+    let mut gzip = Command::new("gzip");
+    gzip.args(["-9", "-n", "-c"]).arg(&raw).stdout(file);
+    util::run(&mut gzip).context("compressing with gzip")?;
+    fs::remove_file(&raw).with_context(|| format!("removing {}", raw.display()))?;
     Ok(())
 }
 

@@ -18,6 +18,11 @@
 #
 # OUTDIR (default: target/gpu-results) receives every log, backends.log and
 # the benchmark's JSON/SVG files.
+#
+# The bundle: run.sh, cargo-nextest, tests.tar.zst (nextest's archive of the
+# test binaries), and bench.gz, demo.gz, sanitize.gz (gzip-compressed, since
+# each embeds the kernels' PTX; run.sh unpacks them into a temporary
+# directory: `gzip -dc bench.gz > bench && chmod +x bench` to run one by hand).
 
 set -uo pipefail
 
@@ -46,6 +51,22 @@ if [ ! -f "$ROOT/Cargo.toml" ]; then
   echo "run.sh: no Cargo.toml at $ROOT; the bundle must sit at <repo root>/target/gpu-bundle" >&2
   exit 1
 fi
+
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/gpuprim-bundle.XXXXXX")" || { echo "run.sh: mktemp failed" >&2; exit 1; }
+trap 'rm -rf "$WORK"' EXIT
+
+# Path of a bundled program: NAME as shipped, or NAME.gz unpacked into $WORK.
+program() { # name
+  local name=$1
+  if [ -x "$BUNDLE/$name" ]; then echo "$BUNDLE/$name"; return 0; fi
+  if [ -x "$WORK/$name" ]; then echo "$WORK/$name"; return 0; fi
+  [ -f "$BUNDLE/$name.gz" ] || return 1
+  if ! gzip -dc "$BUNDLE/$name.gz" > "$WORK/$name.part"; then
+    echo "run.sh: cannot unpack $BUNDLE/$name.gz (is gzip installed?)" >&2
+    return 1
+  fi
+  chmod +x "$WORK/$name.part" && mv "$WORK/$name.part" "$WORK/$name" && echo "$WORK/$name"
+}
 
 verdict() { # name exit-code
   if [ "$2" -eq 0 ]; then echo "PASS"; else echo "FAIL(exit $2)"; fi
@@ -109,13 +130,17 @@ gpu_info() {
 }
 
 run_tests() {
-  local log="$OUT/backends.log" rc
+  local log="$OUT/backends.log" rc nextest
   : > "$log"
   echo "== tests (output: $OUT/tests.txt)"
+  if ! nextest=$(program cargo-nextest); then
+    echo "tests: cargo-nextest is not in the bundle"
+    return 1
+  fi
   (
     cd "$ROOT" &&
       GPUPRIM_REQUIRE_GPU=1 GPUPRIM_TEST_LOG="$log" \
-        "$BUNDLE/cargo-nextest" nextest run \
+        "$nextest" nextest run \
         --archive-file "$BUNDLE/tests.tar.zst" \
         --workspace-remap "$ROOT" \
         --no-fail-fast "$@"
@@ -137,17 +162,17 @@ find_sanitizer() {
 }
 
 run_sanitize() {
-  local san tool log trc summary rc=0
+  local san tool log trc summary prog rc=0
   local -a target
   echo "== sanitize"
   if ! san=$(find_sanitizer); then
     echo "sanitize: compute-sanitizer not found (PATH, /usr/local/cuda*/bin)"
     return 1
   fi
-  if [ -x "$BUNDLE/sanitize" ]; then
-    target=("$BUNDLE/sanitize")
-  elif [ -x "$BUNDLE/demo" ]; then
-    target=("$BUNDLE/demo" --small)
+  if prog=$(program sanitize); then
+    target=("$prog")
+  elif prog=$(program demo); then
+    target=("$prog" --small)
   else
     echo "sanitize: neither ./sanitize nor ./demo is in the bundle"
     return 1
@@ -171,11 +196,15 @@ run_sanitize() {
 }
 
 run_bench() {
-  local rc
+  local rc bench
   echo "== bench (output: $OUT/bench.txt)"
+  if ! bench=$(program bench); then
+    echo "bench: ./bench is not in the bundle"
+    return 1
+  fi
   (
     cd "$ROOT" &&
-      GPUPRIM_REQUIRE_GPU=1 "$BUNDLE/bench" all --out "$OUT" "$@"
+      GPUPRIM_REQUIRE_GPU=1 "$bench" all --out "$OUT" "$@"
   ) 2>&1 | tee "$OUT/bench.txt"
   rc=${PIPESTATUS[0]}
   echo "bench: $(verdict bench "$rc")"
