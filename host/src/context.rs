@@ -72,10 +72,10 @@ impl Inner {
             Some((a, _)) => f(a),
             None => Err(Error::OutOfMemory { bytes, reason: "scratch storage missing".into() }),
         };
-        if result.is_err() {
-            if let Some((old, _)) = guard.take() {
-                self.free(&old);
-            }
+        if result.is_err()
+            && let Some((old, _)) = guard.take()
+        {
+            self.free(&old);
         }
         result
     }

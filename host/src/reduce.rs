@@ -667,6 +667,7 @@ impl<'c> Reducer<'c> {
         (first, second, end)
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn run<R>(
         &self,
         op: Op,
@@ -685,10 +686,10 @@ impl<'c> Reducer<'c> {
         if out.is_empty() {
             return Err(Error::LengthMismatch { what: "reduction output", expected: 1, got: 0 });
         }
-        if let Some(y) = y {
-            if y.len() != x.len() {
-                return Err(Error::LengthMismatch { what: "second input", expected: x.len(), got: y.len() });
-            }
+        if let Some(y) = y
+            && y.len() != x.len()
+        {
+            return Err(Error::LengthMismatch { what: "second input", expected: x.len(), got: y.len() });
         }
         let n = x.len() as u64;
         let plan = self.plan(op, n)?;

@@ -131,10 +131,10 @@ impl Cuda {
             .module
             .get_function(name)
             .map_err(|_| Error::UnknownKernel { name: name.into(), hint: " in the loaded PTX module".into() })?;
-        let mut ptrs: Vec<*mut c_void> = slots.iter_mut().map(|s| s as *mut u64 as *mut c_void).collect();
+        let ptrs: Vec<*mut c_void> = slots.iter_mut().map(|s| s as *mut u64 as *mut c_void).collect();
         // SAFETY: forwarded from the caller; `ptrs` point at the slots,
         // which outlive the call (the driver copies parameters at launch).
-        unsafe { self.stream.launch(&func, grid, block, shared, &mut ptrs) }.during("cuLaunchKernel")
+        unsafe { self.stream.launch(&func, grid, block, shared, &ptrs) }.during("cuLaunchKernel")
     }
 
     pub fn synchronize(&self) -> Result<()> {

@@ -342,7 +342,7 @@ impl Launch<'_> {
         let slots = self.cfg.resident_blocks.max(1) as usize;
         let mut resident: Vec<Option<(Box<Block>, Vec<Thread>)>> = (0..slots).map(|_| None).collect();
         let mut runnable: Vec<(usize, u32)> = Vec::new();
-        let launch_ptr = self as *const Launch<'_> as *const Launch<'static>;
+        let launch_ptr = (self as *const Launch<'_>).cast::<Launch<'static>>();
         let ids_of = |b: &Block, t: u32| Ids { thread: t, block: b.idx, block_dim: b.dim, grid_dim: grid };
 
         let result = (|| -> Result<(), Fault> {
@@ -813,7 +813,7 @@ impl Hooks for ThreadCtx {
             self.fault(FaultKind::SharedOutOfBounds { offset, bytes, size: b.shared_bytes }, site);
         }
         let offset = offset as usize;
-        if bytes.is_power_of_two() && offset % bytes.min(16) != 0 {
+        if bytes.is_power_of_two() && !offset.is_multiple_of(bytes.min(16)) {
             self.fault(FaultKind::Misaligned { addr: addr as usize, bytes }, site);
         }
         let me = (self.tid + 1) as u16;
@@ -855,7 +855,7 @@ impl Hooks for ThreadCtx {
             self.fault(FaultKind::DataRace { first, second, offset: word * 4 }, site);
         }
         let p = self.launch().cfg.preempt_one_in;
-        if p != 0 && self.launch().next_rand() % p as u64 == 0 {
+        if p != 0 && self.launch().next_rand().is_multiple_of(p as u64) {
             self.suspend(Event::Preempt);
         }
     }
@@ -864,7 +864,7 @@ impl Hooks for ThreadCtx {
         let a = addr as usize;
         let (lo, hi) = self.last_alloc.get();
         if a >= lo && a + bytes <= hi && bytes > 0 {
-            if a % bytes.min(16) != 0 && bytes.is_power_of_two() {
+            if !a.is_multiple_of(bytes.min(16)) && bytes.is_power_of_two() {
                 self.fault(FaultKind::Misaligned { addr: a, bytes }, site);
             }
             return;
@@ -875,7 +875,7 @@ impl Hooks for ThreadCtx {
             let (s, e) = allocs[i - 1];
             if a + bytes <= e {
                 self.last_alloc.set((s, e));
-                if bytes.is_power_of_two() && a % bytes.min(16) != 0 {
+                if bytes.is_power_of_two() && !a.is_multiple_of(bytes.min(16)) {
                     self.fault(FaultKind::Misaligned { addr: a, bytes }, site);
                 }
                 return;
@@ -885,7 +885,7 @@ impl Hooks for ThreadCtx {
     }
 
     fn atomic_point(&self) {
-        if self.launch().next_rand() % 2 == 0 {
+        if self.launch().next_rand().is_multiple_of(2) {
             self.suspend(Event::Preempt);
         }
     }

@@ -128,12 +128,12 @@ pub fn spin_point() {
     with_hooks(|h| h.spin_point())
 }
 
-pub unsafe fn load_vec<T: Copy, const N: usize>(p: *const T) -> [T; N] {
+pub(crate) unsafe fn load_vec<T: Copy, const N: usize>(p: *const T) -> [T; N] {
     // SAFETY: caller's contract (and checked by `global_check`).
     unsafe { (p as *const [T; N]).read_unaligned() }
 }
 
-pub unsafe fn atomic_add_f32(p: *mut f32, v: f32) -> f32 {
+pub(crate) unsafe fn atomic_add_f32(p: *mut f32, v: f32) -> f32 {
     // SAFETY: aligned, live (caller).
     let a = unsafe { AtomicU32::from_ptr(p as *mut u32) };
     let mut old = a.load(Ordering::Relaxed);
@@ -145,7 +145,7 @@ pub unsafe fn atomic_add_f32(p: *mut f32, v: f32) -> f32 {
         }
     }
 }
-pub unsafe fn atomic_add_f64(p: *mut f64, v: f64) -> f64 {
+pub(crate) unsafe fn atomic_add_f64(p: *mut f64, v: f64) -> f64 {
     // SAFETY: aligned, live (caller).
     let a = unsafe { AtomicU64::from_ptr(p as *mut u64) };
     let mut old = a.load(Ordering::Relaxed);
@@ -157,19 +157,19 @@ pub unsafe fn atomic_add_f64(p: *mut f64, v: f64) -> f64 {
         }
     }
 }
-pub unsafe fn load_acquire_u32(p: *const u32) -> u32 {
+pub(crate) unsafe fn load_acquire_u32(p: *const u32) -> u32 {
     // SAFETY: aligned, live (caller).
     unsafe { AtomicU32::from_ptr(p as *mut u32) }.load(Ordering::Acquire)
 }
-pub unsafe fn load_acquire_u64(p: *const u64) -> u64 {
+pub(crate) unsafe fn load_acquire_u64(p: *const u64) -> u64 {
     // SAFETY: aligned, live (caller).
     unsafe { AtomicU64::from_ptr(p as *mut u64) }.load(Ordering::Acquire)
 }
-pub unsafe fn store_release_u32(p: *mut u32, v: u32) {
+pub(crate) unsafe fn store_release_u32(p: *mut u32, v: u32) {
     // SAFETY: aligned, live (caller).
     unsafe { AtomicU32::from_ptr(p) }.store(v, Ordering::Release)
 }
-pub unsafe fn store_release_u64(p: *mut u64, v: u64) {
+pub(crate) unsafe fn store_release_u64(p: *mut u64, v: u64) {
     // SAFETY: aligned, live (caller).
     unsafe { AtomicU64::from_ptr(p) }.store(v, Ordering::Release)
 }

@@ -50,7 +50,7 @@ unsafe impl<A: Shuffle> Shuffle for (A, A) {}
 #[inline(always)]
 #[track_caller]
 pub fn shfl_sync<T: Shuffle>(mask: u32, mode: ShflMode, v: T, arg: u32) -> T {
-    const { assert!(core::mem::size_of::<T>() % 4 == 0 && core::mem::size_of::<T>() <= 16) };
+    const { assert!(core::mem::size_of::<T>().is_multiple_of(4) && core::mem::size_of::<T>() <= 16) };
     let n = core::mem::size_of::<T>() / 4;
     let mut words = [0u32; 4];
     // SAFETY: T is plain data of n whole words (trait contract).
