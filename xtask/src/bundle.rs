@@ -22,12 +22,23 @@ pub fn run(repo: &Repo, keep_debug: bool) -> Result<()> {
     }
     fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
 
+    // Every build for the bundle embeds sm_90 machine code next to the PTX
+    // (host/build.rs), so contexts on an H100/H200 load without JIT-compiling
+    // the whole module in every test process.
+    let cargo = || {
+        let mut c = repo.cargo();
+        if std::env::var_os("GPUPRIM_CUBIN_ARCH").is_none() {
+            c.env("GPUPRIM_CUBIN_ARCH", "sm_90");
+        }
+        c
+    };
+
     // (a) test archive (xtask's own tests stay home: they need cargo)
     let nextest = util::which("cargo-nextest")
         .context("cargo-nextest is not installed (needed to archive the tests and to run them on the GPU machine)")?;
     let archive = dir.join("tests.tar.zst");
     util::run(
-        repo.cargo()
+        cargo()
             .args(["nextest", "archive", "--workspace", "--exclude", "xtask", "--release", "--archive-file"])
             .arg(&archive),
     )
@@ -36,7 +47,7 @@ pub fn run(repo: &Repo, keep_debug: bool) -> Result<()> {
 
     // (b) the bench binary
     let bench_json = util::stdout_of(
-        repo.cargo()
+        cargo()
             .args(["bench", "-p", "gpuprim", "--bench", "bench", "--no-run"])
             .arg("--message-format=json-render-diagnostics")
             .stdout(Stdio::piped()),
@@ -48,7 +59,7 @@ pub fn run(repo: &Repo, keep_debug: bool) -> Result<()> {
 
     // (c) examples: demo (required), sanitize (if the package has one)
     let examples_json = util::stdout_of(
-        repo.cargo()
+        cargo()
             .args(["build", "--release", "-p", "gpuprim", "--examples"])
             .arg("--message-format=json-render-diagnostics")
             .stdout(Stdio::piped()),
@@ -155,7 +166,9 @@ fn repack_archive(repo: &Repo, archive: &Path, strip: bool) -> Result<()> {
             let path = tree.join(entry);
             // Test binaries (and bundled .so files): ELF files outside
             // nextest's metadata directory.
-            if !entry.starts_with("target/nextest/") && is_elf(&path) {
+            // Not build-script outputs: the embedded kernels' cubin is a CUDA
+            // ELF that binutils cannot read.
+            if !entry.starts_with("target/nextest/") && !entry.contains("/build/") && is_elf(&path) {
                 strip_debug(&path)?;
                 stripped += 1;
             }
