@@ -461,7 +461,35 @@ fn reduce_cases_for<T: Elem>() -> Vec<Case> {
     for fin in Finish::ALL.into_iter().filter(|&f| f != Finish::LastBlock) {
         cases.push(sum_variant::<T>(ReduceAlgorithm::Vectorized, fin));
     }
+    // The lecture table's setting: ints, 1024 threads per block, the
+    // partials reduced by relaunching the kernel.
+    if T::TY.size() == 4 && T::EXACT {
+        for alg in ReduceAlgorithm::ALL {
+            cases.push(sum_variant_block::<T>(alg, Finish::Relaunch, 1024));
+        }
+    }
     cases
+}
+
+/// [`sum_variant`] with another block size; named `sum/<kernel>+<finish>/b<block>`.
+fn sum_variant_block<T: Elem>(alg: ReduceAlgorithm, fin: Finish, block: u32) -> Case {
+    let name = format!("sum/{}+{}/b{block}", alg.name(), format!("{fin:?}").to_lowercase());
+    let temp: RefCell<Option<(usize, ReduceTemp)>> = RefCell::new(None);
+    reduce_case::<T>(
+        &name,
+        move |ctx, input, out| {
+            let r = ctx.reducer().algorithm(alg).finish(fin).block_size(block);
+            let mut slot = temp.borrow_mut();
+            let mut t = match slot.take() {
+                Some((n, t)) if n == input.len() => t,
+                _ => r.temp::<T>(input.len())?,
+            };
+            let result = r.sum_with_temp(input, out, &mut t);
+            *slot = Some((input.len(), t));
+            result
+        },
+        sum_expect::<T>,
+    )
 }
 
 /// The sum with one kernel and one finishing strategy, into temporary

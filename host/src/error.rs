@@ -13,6 +13,9 @@ pub enum Error {
         #[source]
         source: cust::error::CudaError,
     },
+    /// A CUDA driver call made directly failed with this `CUresult` code.
+    #[error("CUDA driver call {call} failed with CUresult {code}")]
+    Driver { call: &'static str, code: u32 },
     /// CUDA was asked for but cannot be used here.
     #[error("no usable CUDA device: {reason}")]
     NoCuda { reason: String },

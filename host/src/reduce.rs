@@ -547,8 +547,9 @@ impl<'c> Reducer<'c> {
     /// Bytes of temporary storage a reduction of `len` elements of `T`
     /// needs with these options (for any operator).
     pub fn temp_bytes<T: Scalar>(&self, len: usize) -> Result<usize> {
-        // Argmin/argmax partials are the largest: 16 bytes each.
-        Ok(self.layout::<Indexed<T::Wide>>(&self.plan(Op::ArgMin, len as u64)?).2)
+        // Every accumulator gets a 16-byte slot (argmin/argmax need that),
+        // and every operator has the same launch shape: plan the sum's.
+        Ok(self.layout::<Indexed<T::Wide>>(&self.plan(Op::Sum, len as u64)?).2)
     }
 
     /// Temporary storage for reductions of up to `len` elements of `T`.

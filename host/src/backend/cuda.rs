@@ -14,6 +14,10 @@ pub struct Cuda {
     module: Module,
     device: Device,
     _context: Context,
+    sms: u32,
+    /// Function handles by entry name (`CUfunction` as an address): looked
+    /// up once, so a launch costs the driver call alone.
+    functions: std::sync::Mutex<std::collections::HashMap<String, usize>>,
 }
 
 /// Device memory of the CUDA backend.
@@ -55,7 +59,9 @@ impl Cuda {
         // A blocking stream: synchronous copies (on the legacy stream) wait
         // for the kernels queued here.
         let stream = Stream::new(StreamFlags::DEFAULT, None).during("cuStreamCreate")?;
-        Ok(Cuda { stream, module, device, _context: context })
+        let sms =
+            device.get_attribute(cust::device::DeviceAttribute::MultiprocessorCount).map(|v| v as u32).unwrap_or(1);
+        Ok(Cuda { stream, module, device, _context: context, sms, functions: Default::default() })
     }
 
     pub fn device_name(&self) -> String {
@@ -63,7 +69,7 @@ impl Cuda {
     }
 
     pub fn multiprocessors(&self) -> u32 {
-        self.device.get_attribute(cust::device::DeviceAttribute::MultiprocessorCount).map(|v| v as u32).unwrap_or(1)
+        self.sms
     }
 
     pub fn alloc(&self, bytes: usize) -> Result<CudaAlloc> {
@@ -127,14 +133,56 @@ impl Cuda {
     /// The argument values must match the kernel's parameters, pointers must
     /// be live device allocations large enough for what the kernel touches.
     pub unsafe fn launch(&self, name: &str, grid: u32, block: u32, shared: u32, slots: &mut [u64]) -> Result<()> {
-        let func = self
-            .module
-            .get_function(name)
-            .map_err(|_| Error::UnknownKernel { name: name.into(), hint: " in the loaded PTX module".into() })?;
-        let ptrs: Vec<*mut c_void> = slots.iter_mut().map(|s| s as *mut u64 as *mut c_void).collect();
-        // SAFETY: forwarded from the caller; `ptrs` point at the slots,
-        // which outlive the call (the driver copies parameters at launch).
-        unsafe { self.stream.launch(&func, grid, block, shared, &ptrs) }.during("cuLaunchKernel")
+        let func = {
+            let mut cache = self.functions.lock().unwrap_or_else(|e| e.into_inner());
+            match cache.get(name) {
+                Some(&f) => f,
+                None => {
+                    let f = self
+                        .module
+                        .get_function(name)
+                        .map_err(|_| Error::UnknownKernel {
+                            name: name.into(),
+                            hint: " in the loaded PTX module".into(),
+                        })?
+                        .to_raw() as usize;
+                    cache.insert(name.to_string(), f);
+                    f
+                }
+            }
+        };
+        let mut ptrs = [std::ptr::null_mut::<c_void>(); 16];
+        if slots.len() > ptrs.len() {
+            return Err(Error::BadLaunch {
+                kernel: name.into(),
+                reason: format!("{} parameters (at most 16)", slots.len()),
+            });
+        }
+        for (p, s) in ptrs.iter_mut().zip(slots.iter_mut()) {
+            *p = s as *mut u64 as *mut c_void;
+        }
+        // SAFETY: `func` is a live function of `self.module`; the parameter
+        // pointers point at the slots, which outlive the call (the driver
+        // copies parameters at launch); the rest is the caller's contract.
+        let r = unsafe {
+            cust_raw::cuLaunchKernel(
+                func as cust_raw::CUfunction,
+                grid,
+                1,
+                1,
+                block,
+                1,
+                1,
+                shared,
+                self.stream.as_inner(),
+                ptrs.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        };
+        if r != cust_raw::CUresult::CUDA_SUCCESS {
+            return Err(Error::Driver { call: "cuLaunchKernel", code: r as u32 });
+        }
+        Ok(())
     }
 
     pub fn synchronize(&self) -> Result<()> {
