@@ -89,13 +89,13 @@ fn finishes_for<T: TestScalar>() -> Vec<Finish> {
 }
 
 fn sweep_sum<T: TestScalar>(ctx: &Context) {
-    let max = if ctx.backend() == BackendKind::Cuda { 1 << 20 } else { 3000 };
+    let max = if ctx.backend() == BackendKind::Cuda { 1 << 20 } else { 1 << 14 };
     for alg in ReduceAlgorithm::ALL {
         for fin in finishes_for::<T>() {
             for b in gpuprim::reduce::BLOCK_SIZES {
                 let r = ctx.reducer().algorithm(alg).finish(fin).block_size(b).deterministic(false);
                 let what = format!("{alg:?}/{fin:?}/b{b}/{}", T::NAME);
-                check(cases(ctx, 2, 3), vec_of::<T>(max), |data| sum_case(ctx, &r, &data, &what));
+                check(cases(ctx, 3, 3), vec_of::<T>(max), |data| sum_case(ctx, &r, &data, &what));
             }
         }
     }
@@ -110,14 +110,14 @@ backend_test!(every_variant_finish_and_block_size_sums_f64_within_rounding, |ctx
 
 /// Every operator at its block size, for every variant, against the CPU.
 fn sweep_ops<T: TestScalar>(ctx: &Context) {
-    let max = if ctx.backend() == BackendKind::Cuda { 1 << 20 } else { 2500 };
+    let max = if ctx.backend() == BackendKind::Cuda { 1 << 20 } else { 1 << 13 };
     for alg in ReduceAlgorithm::ALL {
         for fin in [Finish::LastBlock, Finish::Relaunch] {
             let r = ctx.reducer().algorithm(alg).finish(fin);
             let what = format!("{alg:?}/{fin:?}/{}", T::NAME);
             // Small values give ties for min/max/argmin/argmax.
             let small = (0..=max).prop_flat_map(|n| proptest::collection::vec(0u8..16, n));
-            check(cases(ctx, 2, 3), (vec_of::<T>(max), small), |(data, small)| {
+            check(cases(ctx, 3, 3), (vec_of::<T>(max), small), |(data, small)| {
                 let buf = ctx.upload(&data).map_err(fail)?;
                 let n = data.len();
                 // min / max
@@ -167,10 +167,10 @@ backend_test!(every_variant_computes_min_max_dot_squares_and_args_for_f32, |ctx|
 backend_test!(every_variant_computes_min_max_dot_squares_and_args_for_f64, |ctx| { sweep_ops::<f64>(ctx) });
 
 fn sweep_bitwise<T: TestScalar + gpuprim_kernels::ops::Integer>(ctx: &Context) {
-    let max = if ctx.backend() == BackendKind::Cuda { 1 << 20 } else { 2500 };
+    let max = if ctx.backend() == BackendKind::Cuda { 1 << 20 } else { 1 << 14 };
     for alg in ReduceAlgorithm::ALL {
         let r = ctx.reducer().algorithm(alg);
-        check(cases(ctx, 2, 3), vec_of::<T>(max), |data| {
+        check(cases(ctx, 3, 3), vec_of::<T>(max), |data| {
             let buf = ctx.upload(&data).map_err(fail)?;
             let and = data.iter().fold(T::ALL_ONES, |a, &b| a.and(b));
             let or = data.iter().fold(T::ZERO, |a, &b| a.or(b));
