@@ -401,29 +401,64 @@ struct Pass {
 
 impl<'c> Reducer<'c> {
     /// Choose the kernel (default [`ReduceAlgorithm::Vectorized`]).
+    ///
+    /// ```
+    /// # let ctx = gpuprim::Context::new().unwrap();
+    /// use gpuprim::reduce::ReduceAlgorithm;
+    /// let r = ctx.reducer().algorithm(ReduceAlgorithm::Interleaved);
+    /// assert_eq!(r.max(&[3u64, 9, 4][..]).unwrap(), 9);
+    /// ```
     pub fn algorithm(mut self, algorithm: ReduceAlgorithm) -> Self {
         self.algorithm = algorithm;
         self
     }
     /// Threads per block: a power of two in 32 ..= 1024 (default 256).
     /// `sum` has every size; the other operators 256.
+    ///
+    /// ```
+    /// # let ctx = gpuprim::Context::new().unwrap();
+    /// assert_eq!(ctx.reducer().block_size(1024).sum(&[1i32; 3000][..]).unwrap(), 3000);
+    /// assert!(matches!(ctx.reducer().block_size(100).sum(&[1i32][..]),
+    ///                  Err(gpuprim::Error::UnsupportedBlockSize { block: 100, .. })));
+    /// ```
     pub fn block_size(mut self, block: u32) -> Self {
         self.block = block;
         self
     }
     /// How the grid is finished (default [`Finish::LastBlock`]).
+    ///
+    /// ```
+    /// # let ctx = gpuprim::Context::new().unwrap();
+    /// use gpuprim::reduce::Finish;
+    /// for f in Finish::ALL {
+    ///     assert_eq!(ctx.reducer().finish(f).sum(&[5u32; 700][..]).unwrap(), 3500);
+    /// }
+    /// ```
     pub fn finish(mut self, finish: Finish) -> Self {
         self.finish = finish;
         self
     }
     /// Whether float results must be the same run to run (default true).
     /// Only [`Finish::Atomic`] on floats needs `false`.
+    ///
+    /// ```
+    /// # let ctx = gpuprim::Context::new().unwrap();
+    /// use gpuprim::reduce::Finish;
+    /// let atomic = ctx.reducer().finish(Finish::Atomic);
+    /// assert!(atomic.sum(&[0.5f32; 8][..]).is_err()); // refused: order-dependent rounding
+    /// assert_eq!(atomic.deterministic(false).sum(&[0.5f32; 8][..]).unwrap(), 4.0);
+    /// ```
     pub fn deterministic(mut self, yes: bool) -> Self {
         self.deterministic = yes;
         self
     }
     /// Blocks of the first launch for the grid-stride variants 7-9
     /// (default: enough to fill every multiprocessor).
+    ///
+    /// ```
+    /// # let ctx = gpuprim::Context::new().unwrap();
+    /// assert_eq!(ctx.reducer().grid_size(3).sum(&[2i64; 10_000][..]).unwrap(), 20_000);
+    /// ```
     pub fn grid_size(mut self, grid: u32) -> Self {
         self.grid = Some(grid);
         self
@@ -546,6 +581,12 @@ impl<'c> Reducer<'c> {
 
     /// Bytes of temporary storage a reduction of `len` elements of `T`
     /// needs with these options (for any operator).
+    ///
+    /// ```
+    /// # let ctx = gpuprim::Context::new().unwrap();
+    /// let bytes = ctx.reducer().temp_bytes::<f32>(1 << 20).unwrap();
+    /// assert!(bytes >= 256);
+    /// ```
     pub fn temp_bytes<T: Scalar>(&self, len: usize) -> Result<usize> {
         // Every accumulator gets a 16-byte slot (argmin/argmax need that),
         // and every operator has the same launch shape: plan the sum's.
