@@ -1,1 +1,849 @@
-//! Device-wide scans.
+//! Device-wide scans (prefix sums and their generalisations).
+//!
+//! With an associative operator `.` and input `x[0..n]`:
+//!
+//! * inclusive: `out[i] = x[0] . x[1] . ... . x[i]`
+//! * exclusive with `init`: `out[0] = init`, `out[i] = init . x[0] . ... . x[i-1]`
+//!
+//! Operands are always combined in input order, so the operator need not
+//! commute: [`Compose`] (affine maps composed in order) works as well as
+//! [`Sum`]. [`Context::inclusive_scan`] and friends use the default
+//! algorithm; [`Context::scan`] returns a [`Scan`] builder to pick one of
+//! [`ScanAlgorithm::ALL`] and a block size:
+//!
+//! ```
+//! use gpuprim::scan::{Max, ScanAlgorithm};
+//! # fn main() -> gpuprim::Result<()> {
+//! let ctx = gpuprim::Context::new()?;
+//! let x = ctx.upload(&[3i32, 1, 4, 1, 5, 9, 2, 6])?;
+//! let mut out = ctx.alloc::<i32>(8)?;
+//! ctx.inclusive_scan(&x, &mut out)?;
+//! assert_eq!(out.to_vec()?, [3, 4, 8, 9, 14, 23, 25, 31]);
+//! for alg in ScanAlgorithm::ALL {
+//!     ctx.scan().algorithm(alg).exclusive(&x, &mut out, 0, Max)?;
+//!     assert_eq!(out.to_vec()?, [0, 3, 3, 4, 4, 5, 9, 9]);
+//! }
+//! # Ok(()) }
+//! ```
+//!
+//! **Stream order.** Every call queues its launches on the context's
+//! stream and returns without waiting for the GPU; later stream-ordered
+//! work and downloads (`to_vec`) see the results. Calls that allocate
+//! their temporary storage free it on return, which on CUDA waits for the
+//! device; the `*_with_temp` calls ([`Scan::temp`]) allocate and free
+//! nothing and never wait — they are the asynchronous forms.
+//! [`ScanAlgorithm::ThreePhaseHostTotals`] always waits (its totals make a
+//! round trip through the host).
+//!
+//! **Operators.** [`Sum`], [`Product`], [`Min`], [`Max`] on `i32`, `u32`,
+//! `i64`, `u64`, `f32`, `f64`; [`BitAnd`], [`BitOr`], [`BitXor`] on the
+//! integers; [`Compose`] on [`Affine`]`<u16 | u32 | f32 | f64>`. Kernels are
+//! compiled to PTX ahead of time, so a user-defined operator is defined in
+//! the kernels crate: implement [`Monoid`] for it there (associativity is
+//! all a scan needs), add it to the `scan_entries!` list in
+//! `kernels/src/scan/mod.rs`, and implement [`ScanOp`] for it here to give
+//! its kernel name. A combination that is not instantiated is an
+//! [`Error::Unsupported`], not a crash.
+//!
+//! Integer results wrap on overflow, as the kernels' arithmetic does. Float
+//! results depend on the algorithm and block size (the combine tree
+//! differs), but are the same run to run for a given choice.
+
+use crate::buffer::{DeviceBuffer, DeviceRepr, Scalar};
+use crate::context::{Context, LaunchConfig};
+use crate::error::{Error, Result};
+use gpuprim_kernels::Arg;
+use gpuprim_kernels::ops::Integer;
+use gpuprim_kernels::scan::{self as k, EXCLUSIVE, Item, to_words};
+
+pub use gpuprim_kernels::ops::{BitAnd, BitOr, BitXor, Max, Min, Monoid, Product, Sum};
+pub use gpuprim_kernels::scan::affine::{Affine, Compose, Ring};
+
+/// The scan algorithms, block-level techniques first. Each is one kernel
+/// family; see `gpuprim_kernels::scan` for drawings of the algorithms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ScanAlgorithm {
+    /// Lecture scan 1, Hillis-Steele, as the per-block scan of the
+    /// three-phase scan: one element per thread, `log2 B` doubling steps
+    /// double-buffered in shared memory, `O(n log B)` combines. Simple and
+    /// not work-efficient; tiles of `B`.
+    HillisSteele,
+    /// Lecture scan 2, Blelloch, as the per-block scan of the three-phase
+    /// scan: two elements per thread, up-sweep and down-sweep in a padded
+    /// (bank-conflict-free) shared tree, `O(n)` combines but `2 log2 2B`
+    /// barriers; tiles of `2B`.
+    Blelloch,
+    /// Lecture scan 3, warp shuffles, as the per-block scan of the
+    /// three-phase scan: a shuffle scan inside each warp, then across the
+    /// warp totals; one barrier, no shared tree; tiles of `B`.
+    WarpShuffle,
+    /// The three-phase scan on tiles of `B x ITEMS` (16 items per thread
+    /// for 4-byte types, 8 for 8-byte, 4 for 16-byte): scan each tile and
+    /// write its total, scan the totals (recursively, on the device), add
+    /// each tile's prefix. `4n` memory traffic, three launches per level.
+    ThreePhase,
+    /// The same with the tile totals scanned on the host (the lectures'
+    /// first alternative): a device-to-host round trip instead of the
+    /// recursion. Waits for the device.
+    ThreePhaseHostTotals,
+    /// Single pass: tiles are taken in order from an atomic ticket counter,
+    /// and each waits for its predecessor's running total before publishing
+    /// its own (the lectures' second alternative). `2n` traffic, but the
+    /// chain of waits moves one tile per memory round trip.
+    Tickets,
+    /// Single pass with decoupled look-back (Merrill and Garland, 2016): a
+    /// tile publishes its own total at once and looks back over its
+    /// predecessors, a warp-wide window of 32 at a time, until it finds a
+    /// published inclusive prefix. `2n` traffic, one launch; the default.
+    DecoupledLookBack,
+}
+
+impl ScanAlgorithm {
+    /// Every variant, block-level techniques first.
+    pub const ALL: [ScanAlgorithm; 7] = [
+        ScanAlgorithm::HillisSteele,
+        ScanAlgorithm::Blelloch,
+        ScanAlgorithm::WarpShuffle,
+        ScanAlgorithm::ThreePhase,
+        ScanAlgorithm::ThreePhaseHostTotals,
+        ScanAlgorithm::Tickets,
+        ScanAlgorithm::DecoupledLookBack,
+    ];
+
+    /// The kernel family (the start of its entry names).
+    pub fn kernel(self) -> &'static str {
+        match self {
+            ScanAlgorithm::HillisSteele => "scan_hillis_steele",
+            ScanAlgorithm::Blelloch => "scan_blelloch",
+            ScanAlgorithm::WarpShuffle => "scan_warp_shuffle",
+            ScanAlgorithm::ThreePhase | ScanAlgorithm::ThreePhaseHostTotals => "scan_tiles",
+            ScanAlgorithm::Tickets => "scan_tickets",
+            ScanAlgorithm::DecoupledLookBack => "scan_lookback",
+        }
+    }
+
+    /// A short name for tables (`"lookback"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ScanAlgorithm::HillisSteele => "hillis_steele",
+            ScanAlgorithm::Blelloch => "blelloch",
+            ScanAlgorithm::WarpShuffle => "warp_shuffle",
+            ScanAlgorithm::ThreePhase => "three_phase",
+            ScanAlgorithm::ThreePhaseHostTotals => "host_totals",
+            ScanAlgorithm::Tickets => "tickets",
+            ScanAlgorithm::DecoupledLookBack => "lookback",
+        }
+    }
+
+    /// Whether it is a single-pass scan (one launch, ticket counter and
+    /// tile status in the temporary storage).
+    pub fn is_single_pass(self) -> bool {
+        matches!(self, ScanAlgorithm::Tickets | ScanAlgorithm::DecoupledLookBack)
+    }
+
+    /// Elements one block covers at block size `block` for element type `T`.
+    pub fn tile_len<T>(self, block: u32) -> u64 {
+        k::block_tile::<T>(self.kernel(), block).unwrap_or(block as u64)
+    }
+}
+
+/// The default algorithm.
+pub const DEFAULT_ALGORITHM: ScanAlgorithm = ScanAlgorithm::DecoupledLookBack;
+/// Threads per block of the default scan. `sum` on `i32` and `f32` is also
+/// instantiated at 32..=1024 threads (32..=512 for the tile-based
+/// algorithms, whose tiles must fit in 48 KiB of shared memory); every
+/// other operator and type at 256 only.
+pub const DEFAULT_BLOCK: u32 = 256;
+/// Block size of the phase-3 kernel (adding each tile's prefix).
+const ADD_BLOCK: u32 = 256;
+/// Largest grid a launch may have.
+const MAX_GRID: u64 = i32::MAX as u64;
+
+/// Element types of scans: plain data of 4, 8 or 16 bytes that kernels can
+/// shuffle between lanes (the numbers and [`Affine`] maps).
+pub trait ScanItem: DeviceRepr + Item {}
+impl<T: DeviceRepr + Item> ScanItem for T {}
+
+/// An associative operator with scan kernels for `T`: a [`Monoid`] and the
+/// name its kernels carry (`scan_lookback_{NAME}_{type}_b256`).
+pub trait ScanOp<T>: Monoid<T> {
+    /// The operator's part of kernel names.
+    const NAME: &'static str;
+}
+
+impl<T: Scalar> ScanOp<T> for Sum {
+    const NAME: &'static str = "sum";
+}
+impl<T: Scalar> ScanOp<T> for Product {
+    const NAME: &'static str = "product";
+}
+impl<T: Scalar> ScanOp<T> for Min {
+    const NAME: &'static str = "min";
+}
+impl<T: Scalar> ScanOp<T> for Max {
+    const NAME: &'static str = "max";
+}
+impl<T: Scalar + Integer> ScanOp<T> for BitAnd {
+    const NAME: &'static str = "and";
+}
+impl<T: Scalar + Integer> ScanOp<T> for BitOr {
+    const NAME: &'static str = "or";
+}
+impl<T: Scalar + Integer> ScanOp<T> for BitXor {
+    const NAME: &'static str = "xor";
+}
+impl<T: Ring> ScanOp<Affine<T>> for Compose {
+    const NAME: &'static str = "compose";
+}
+
+// SAFETY: `#[repr(C)]` pairs of two equal plain numbers, no padding, valid
+// for every bit pattern, same layout on host and device.
+unsafe impl DeviceRepr for Affine<u16> {
+    const NAME: &'static str = "affine_u16";
+}
+// SAFETY: as above.
+unsafe impl DeviceRepr for Affine<u32> {
+    const NAME: &'static str = "affine_u32";
+}
+// SAFETY: as above.
+unsafe impl DeviceRepr for Affine<f32> {
+    const NAME: &'static str = "affine_f32";
+}
+// SAFETY: as above.
+unsafe impl DeviceRepr for Affine<f64> {
+    const NAME: &'static str = "affine_f64";
+}
+
+/// Reusable temporary storage for scans. Make one with [`Scan::temp`]
+/// (sized for an input length, element type, algorithm and block size) and
+/// pass it to the `*_with_temp` calls, so repeated scans allocate nothing.
+/// Storage sized for `len` elements serves any shorter input too.
+///
+/// The single-pass algorithms need their ticket counter and tile flags at
+/// zero: each call clears the whole storage first with a stream-ordered
+/// memset (so storage much larger than needed costs a larger clear).
+pub struct ScanTemp {
+    buf: DeviceBuffer<u8>,
+}
+
+impl ScanTemp {
+    /// Bytes held.
+    pub fn bytes(&self) -> usize {
+        self.buf.len()
+    }
+}
+
+/// Options of a scan: algorithm and block size; see the [module docs](self).
+#[derive(Clone, Debug)]
+pub struct Scan<'c> {
+    ctx: &'c Context,
+    algorithm: ScanAlgorithm,
+    block: u32,
+}
+
+/// Where the input is: its own buffer, or the output (in place).
+#[derive(Clone, Copy)]
+enum Source {
+    Buffer(u64, usize),
+    InPlace,
+}
+
+/// The kernels of one scan and their shapes.
+struct Plan {
+    phase1: String,
+    add: String,
+    block: u32,
+    tile: u64,
+    smem: usize,
+}
+
+impl Context {
+    /// A scan with the default options: [`ScanAlgorithm::DecoupledLookBack`],
+    /// 256 threads per block.
+    pub fn scan(&self) -> Scan<'_> {
+        Scan { ctx: self, algorithm: DEFAULT_ALGORITHM, block: DEFAULT_BLOCK }
+    }
+
+    /// Inclusive prefix sum: `output[i] = input[0] + ... + input[i]`
+    /// (integers wrap). Stream-ordered; lengths must match.
+    ///
+    /// ```
+    /// # fn main() -> gpuprim::Result<()> {
+    /// let ctx = gpuprim::Context::new()?;
+    /// let x = ctx.upload(&[1.0f32, 2.0, 3.0, 4.0])?;
+    /// let mut y = ctx.alloc::<f32>(4)?;
+    /// ctx.inclusive_scan(&x, &mut y)?;
+    /// assert_eq!(y.to_vec()?, [1.0, 3.0, 6.0, 10.0]);
+    /// # Ok(()) }
+    /// ```
+    pub fn inclusive_scan<T: Scalar>(&self, input: &DeviceBuffer<T>, output: &mut DeviceBuffer<T>) -> Result<()> {
+        self.scan().inclusive(input, output, Sum)
+    }
+
+    /// Exclusive prefix sum starting from `init`: `output[0] = init`,
+    /// `output[i] = init + input[0] + ... + input[i-1]`.
+    ///
+    /// ```
+    /// # fn main() -> gpuprim::Result<()> {
+    /// let ctx = gpuprim::Context::new()?;
+    /// let sizes = ctx.upload(&[3u32, 0, 2, 5])?;
+    /// let mut offsets = ctx.alloc::<u32>(4)?;
+    /// ctx.exclusive_scan(&sizes, &mut offsets, 100)?;
+    /// assert_eq!(offsets.to_vec()?, [100, 103, 103, 105]);
+    /// # Ok(()) }
+    /// ```
+    pub fn exclusive_scan<T: Scalar>(
+        &self,
+        input: &DeviceBuffer<T>,
+        output: &mut DeviceBuffer<T>,
+        init: T,
+    ) -> Result<()> {
+        self.scan().exclusive(input, output, init, Sum)
+    }
+
+    /// Inclusive scan with operator `op`.
+    ///
+    /// ```
+    /// use gpuprim::scan::Min;
+    /// # fn main() -> gpuprim::Result<()> {
+    /// let ctx = gpuprim::Context::new()?;
+    /// let x = ctx.upload(&[5i64, 7, 2, 9, 1])?;
+    /// let mut y = ctx.alloc::<i64>(5)?;
+    /// ctx.inclusive_scan_by(&x, &mut y, Min)?;
+    /// assert_eq!(y.to_vec()?, [5, 5, 2, 2, 1]);
+    /// # Ok(()) }
+    /// ```
+    pub fn inclusive_scan_by<T: ScanItem, Op: ScanOp<T>>(
+        &self,
+        input: &DeviceBuffer<T>,
+        output: &mut DeviceBuffer<T>,
+        op: Op,
+    ) -> Result<()> {
+        self.scan().inclusive(input, output, op)
+    }
+
+    /// Exclusive scan with operator `op`, starting from `init`.
+    ///
+    /// Affine maps composed in order (not commutative): the running
+    /// composition, starting from the identity map.
+    ///
+    /// ```
+    /// use gpuprim::scan::{Affine, Compose};
+    /// # fn main() -> gpuprim::Result<()> {
+    /// let ctx = gpuprim::Context::new()?;
+    /// // v -> 2v + 1, then v -> 3v, then v -> v - 4
+    /// let maps = [Affine::new(2.0f64, 1.0), Affine::new(3.0, 0.0), Affine::new(1.0, -4.0)];
+    /// let x = ctx.upload(&maps)?;
+    /// let mut y = ctx.alloc::<Affine<f64>>(3)?;
+    /// ctx.exclusive_scan_by(&x, &mut y, Affine::new(1.0, 0.0), Compose)?;
+    /// let y = y.to_vec()?;
+    /// assert_eq!(y[2], Affine::new(6.0, 3.0)); // 3 * (2v + 1)
+    /// assert_eq!(y[2].apply(1.0), 9.0);
+    /// # Ok(()) }
+    /// ```
+    pub fn exclusive_scan_by<T: ScanItem, Op: ScanOp<T>>(
+        &self,
+        input: &DeviceBuffer<T>,
+        output: &mut DeviceBuffer<T>,
+        init: T,
+        op: Op,
+    ) -> Result<()> {
+        self.scan().exclusive(input, output, init, op)
+    }
+
+    /// The linear recurrence `v[k+1] = (1 - l[k]) * v[k] + l[k] * u[k]`
+    /// from `v[0] = v0`: writes `out[k] = v[k+1]` for `k` in `0..n`. Solved
+    /// by a scan of the affine maps `v -> (1 - l[k]) v + l[k] u[k]` with
+    /// [`Compose`]; see [`Scan::linear_recurrence`].
+    ///
+    /// ```
+    /// # fn main() -> gpuprim::Result<()> {
+    /// let ctx = gpuprim::Context::new()?;
+    /// let l = ctx.upload(&[0.5f64, 0.25, 1.0])?;
+    /// let u = ctx.upload(&[4.0f64, 8.0, -1.0])?;
+    /// let mut v = ctx.alloc::<f64>(3)?;
+    /// ctx.linear_recurrence(&l, &u, 2.0, &mut v)?;
+    /// // 0.5*2 + 0.5*4 = 3;  0.75*3 + 0.25*8 = 4.25;  0*4.25 + 1*(-1) = -1
+    /// assert_eq!(v.to_vec()?, [3.0, 4.25, -1.0]);
+    /// # Ok(()) }
+    /// ```
+    pub fn linear_recurrence<T>(
+        &self,
+        l: &DeviceBuffer<T>,
+        u: &DeviceBuffer<T>,
+        v0: T,
+        out: &mut DeviceBuffer<T>,
+    ) -> Result<()>
+    where
+        T: Scalar + Ring,
+        Affine<T>: ScanItem,
+    {
+        self.scan().linear_recurrence(l, u, v0, out)
+    }
+}
+
+impl<'c> Scan<'c> {
+    /// Use `algorithm`.
+    pub fn algorithm(mut self, algorithm: ScanAlgorithm) -> Self {
+        self.algorithm = algorithm;
+        self
+    }
+
+    /// Use blocks of `block` threads. Which sizes exist depends on the
+    /// operator and type (see [`DEFAULT_BLOCK`]); a size that does not is
+    /// reported by the scan call as [`Error::UnsupportedBlockSize`], with
+    /// the sizes that do.
+    pub fn block_size(mut self, block: u32) -> Self {
+        self.block = block;
+        self
+    }
+
+    /// The chosen algorithm.
+    pub fn chosen_algorithm(&self) -> ScanAlgorithm {
+        self.algorithm
+    }
+
+    /// The chosen block size.
+    pub fn chosen_block_size(&self) -> u32 {
+        self.block
+    }
+
+    /// Inclusive scan of `input` into `output` (same length).
+    ///
+    /// ```
+    /// use gpuprim::scan::{BitOr, ScanAlgorithm};
+    /// # fn main() -> gpuprim::Result<()> {
+    /// let ctx = gpuprim::Context::new()?;
+    /// let x = ctx.upload(&[1u64, 4, 1, 16])?;
+    /// let mut y = ctx.alloc::<u64>(4)?;
+    /// ctx.scan().algorithm(ScanAlgorithm::Blelloch).inclusive(&x, &mut y, BitOr)?;
+    /// assert_eq!(y.to_vec()?, [1, 5, 5, 21]);
+    /// # Ok(()) }
+    /// ```
+    pub fn inclusive<T: ScanItem, Op: ScanOp<T>>(
+        &self,
+        input: &DeviceBuffer<T>,
+        output: &mut DeviceBuffer<T>,
+        op: Op,
+    ) -> Result<()> {
+        let _ = op;
+        self.run::<T, Op>(Source::Buffer(input.addr(), input.len()), output, Op::identity(), false, None)
+    }
+
+    /// Exclusive scan of `input` into `output` (same length), starting from
+    /// `init`.
+    pub fn exclusive<T: ScanItem, Op: ScanOp<T>>(
+        &self,
+        input: &DeviceBuffer<T>,
+        output: &mut DeviceBuffer<T>,
+        init: T,
+        op: Op,
+    ) -> Result<()> {
+        let _ = op;
+        self.run::<T, Op>(Source::Buffer(input.addr(), input.len()), output, init, true, None)
+    }
+
+    /// Inclusive scan of `data` in place.
+    ///
+    /// ```
+    /// use gpuprim::scan::{Product, ScanAlgorithm};
+    /// # fn main() -> gpuprim::Result<()> {
+    /// let ctx = gpuprim::Context::new()?;
+    /// let mut x = ctx.upload(&[2i32, 3, -1, 4])?;
+    /// ctx.scan().algorithm(ScanAlgorithm::Tickets).inclusive_in_place(&mut x, Product)?;
+    /// assert_eq!(x.to_vec()?, [2, 6, -6, -24]);
+    /// # Ok(()) }
+    /// ```
+    pub fn inclusive_in_place<T: ScanItem, Op: ScanOp<T>>(&self, data: &mut DeviceBuffer<T>, op: Op) -> Result<()> {
+        let _ = op;
+        self.run::<T, Op>(Source::InPlace, data, Op::identity(), false, None)
+    }
+
+    /// Exclusive scan of `data` in place, starting from `init`.
+    pub fn exclusive_in_place<T: ScanItem, Op: ScanOp<T>>(
+        &self,
+        data: &mut DeviceBuffer<T>,
+        init: T,
+        op: Op,
+    ) -> Result<()> {
+        let _ = op;
+        self.run::<T, Op>(Source::InPlace, data, init, true, None)
+    }
+
+    /// [`Scan::inclusive`] with caller-provided temporary storage: allocates
+    /// nothing and does not wait for the device.
+    ///
+    /// ```
+    /// use gpuprim::scan::Sum;
+    /// # fn main() -> gpuprim::Result<()> {
+    /// let ctx = gpuprim::Context::new()?;
+    /// let scan = ctx.scan();
+    /// let mut temp = scan.temp::<u32>(10_000)?;
+    /// let mut y = ctx.alloc::<u32>(10_000)?;
+    /// for k in 1..4u32 {
+    ///     let x = ctx.upload(&vec![k; 10_000])?;
+    ///     scan.inclusive_with_temp(&x, &mut y, Sum, &mut temp)?;
+    ///     assert_eq!(y.to_vec()?[9_999], 10_000 * k);
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn inclusive_with_temp<T: ScanItem, Op: ScanOp<T>>(
+        &self,
+        input: &DeviceBuffer<T>,
+        output: &mut DeviceBuffer<T>,
+        op: Op,
+        temp: &mut ScanTemp,
+    ) -> Result<()> {
+        let _ = op;
+        self.run::<T, Op>(Source::Buffer(input.addr(), input.len()), output, Op::identity(), false, Some(temp))
+    }
+
+    /// [`Scan::exclusive`] with caller-provided temporary storage.
+    pub fn exclusive_with_temp<T: ScanItem, Op: ScanOp<T>>(
+        &self,
+        input: &DeviceBuffer<T>,
+        output: &mut DeviceBuffer<T>,
+        init: T,
+        op: Op,
+        temp: &mut ScanTemp,
+    ) -> Result<()> {
+        let _ = op;
+        self.run::<T, Op>(Source::Buffer(input.addr(), input.len()), output, init, true, Some(temp))
+    }
+
+    /// [`Scan::inclusive_in_place`] with caller-provided temporary storage.
+    pub fn inclusive_in_place_with_temp<T: ScanItem, Op: ScanOp<T>>(
+        &self,
+        data: &mut DeviceBuffer<T>,
+        op: Op,
+        temp: &mut ScanTemp,
+    ) -> Result<()> {
+        let _ = op;
+        self.run::<T, Op>(Source::InPlace, data, Op::identity(), false, Some(temp))
+    }
+
+    /// [`Scan::exclusive_in_place`] with caller-provided temporary storage.
+    pub fn exclusive_in_place_with_temp<T: ScanItem, Op: ScanOp<T>>(
+        &self,
+        data: &mut DeviceBuffer<T>,
+        init: T,
+        op: Op,
+        temp: &mut ScanTemp,
+    ) -> Result<()> {
+        let _ = op;
+        self.run::<T, Op>(Source::InPlace, data, init, true, Some(temp))
+    }
+
+    /// Bytes of temporary storage a scan of `len` elements of `T` needs
+    /// with these options (any operator): the tile totals of every level
+    /// for the three-phase algorithms, the ticket counter and tile status
+    /// for the single-pass ones, nothing for
+    /// [`ScanAlgorithm::ThreePhaseHostTotals`] (it allocates its totals
+    /// buffer each call, since they go through the host anyway).
+    pub fn temp_bytes<T: ScanItem>(&self, len: usize) -> Result<usize> {
+        check_block(self.block)?;
+        let tile = self.algorithm.tile_len::<T>(self.block);
+        let n = len as u64;
+        let bytes = match self.algorithm {
+            _ if n == 0 => 0,
+            ScanAlgorithm::ThreePhaseHostTotals => 0,
+            ScanAlgorithm::Tickets | ScanAlgorithm::DecoupledLookBack => k::status::status_bytes::<T>(n.div_ceil(tile)),
+            _ => three_phase_bytes(n, tile, std::mem::size_of::<T>() as u64),
+        };
+        usize::try_from(bytes).map_err(|_| Error::TooLarge {
+            what: "scan temporary storage",
+            len: n,
+            max: usize::MAX as u64,
+        })
+    }
+
+    /// Temporary storage for scans of up to `len` elements of `T` with
+    /// these options.
+    pub fn temp<T: ScanItem>(&self, len: usize) -> Result<ScanTemp> {
+        let bytes = self.temp_bytes::<T>(len)?;
+        Ok(ScanTemp { buf: self.ctx.alloc::<u8>(bytes)? })
+    }
+
+    /// The linear recurrence `v[k+1] = (1 - l[k]) * v[k] + l[k] * u[k]`
+    /// from `v[0] = v0`, with this scan's algorithm: writes `out[k] =
+    /// v[k+1]`. Three steps: build the maps `(1 - l[k], l[k] * u[k])`, scan
+    /// them with [`Compose`] starting from the constant map `(0, v0)`, and
+    /// take each result's constant term. Allocates `n` maps. `f32` and
+    /// `f64`.
+    ///
+    /// ```
+    /// use gpuprim::scan::ScanAlgorithm;
+    /// # fn main() -> gpuprim::Result<()> {
+    /// let ctx = gpuprim::Context::new()?;
+    /// let n = 1000;
+    /// let l = ctx.upload(&vec![0.5f32; n])?;
+    /// let u = ctx.upload(&vec![1.0f32; n])?;
+    /// let mut v = ctx.alloc::<f32>(n)?;
+    /// ctx.scan().algorithm(ScanAlgorithm::ThreePhase).linear_recurrence(&l, &u, 0.0, &mut v)?;
+    /// let v = v.to_vec()?;
+    /// assert_eq!(v[0], 0.5);
+    /// assert_eq!(v[1], 0.75);
+    /// assert_eq!(v[n - 1], 1.0); // converged to u
+    /// # Ok(()) }
+    /// ```
+    pub fn linear_recurrence<T>(
+        &self,
+        l: &DeviceBuffer<T>,
+        u: &DeviceBuffer<T>,
+        v0: T,
+        out: &mut DeviceBuffer<T>,
+    ) -> Result<()>
+    where
+        T: Scalar + Ring,
+        Affine<T>: ScanItem,
+    {
+        let n = l.len();
+        if u.len() != n {
+            return Err(Error::LengthMismatch { what: "recurrence input u", expected: n, got: u.len() });
+        }
+        if out.len() != n {
+            return Err(Error::LengthMismatch { what: "recurrence output", expected: n, got: out.len() });
+        }
+        let maps_name = format!("recurrence_maps_lerp_{}_b256", T::NAME);
+        let values_name = format!("recurrence_values_lerp_{}_b256", T::NAME);
+        for name in [&maps_name, &values_name] {
+            if self.ctx.kernel(name).is_err() {
+                return Err(Error::Unsupported {
+                    what: format!("linear recurrence on `{}`", T::NAME),
+                    reason: "its kernels are instantiated for f32 and f64".into(),
+                });
+            }
+        }
+        // Validate the scan before launching anything.
+        self.plan::<Affine<T>, Compose>()?;
+        if n == 0 {
+            return Ok(());
+        }
+        let mut maps = self.ctx.alloc::<Affine<T>>(n)?;
+        let grid = (n as u64).div_ceil(256).clamp(1, self.ctx.multiprocessors() as u64 * 8);
+        let args = [l.arg(), u.arg(), maps.arg(), (n as u64).into()];
+        // SAFETY: l, u and maps hold n elements each: what the kernel reads
+        // and writes.
+        unsafe { self.launch(&maps_name, grid, 256, 0, &args)? };
+        self.run::<Affine<T>, Compose>(Source::InPlace, &mut maps, Affine::new(<T as Ring>::ZERO, v0), false, None)?;
+        let args = [maps.arg(), out.arg(), (n as u64).into()];
+        // SAFETY: maps and out hold n elements each.
+        unsafe { self.launch(&values_name, grid, 256, 0, &args) }
+    }
+
+    /// Kernels and shapes for `Op` on `T`, or why there are none.
+    fn plan<T: ScanItem, Op: ScanOp<T>>(&self) -> Result<Plan> {
+        let block = self.block;
+        check_block(block)?;
+        let family = self.algorithm.kernel();
+        let phase1 = format!("{family}_{}_{}_b{block}", Op::NAME, T::NAME);
+        if self.ctx.kernel(&phase1).is_err() {
+            let prefix = format!("{family}_{}_{}_b", Op::NAME, T::NAME);
+            let mut sizes: Vec<u32> = gpuprim_kernels::host_kernels()
+                .iter()
+                .filter_map(|kern| kern.name.strip_prefix(prefix.as_str())?.parse().ok())
+                .collect();
+            sizes.sort_unstable();
+            if sizes.is_empty() {
+                return Err(Error::Unsupported {
+                    what: format!("scan with operator `{}` on `{}`", Op::NAME, T::NAME),
+                    reason: format!("no `{family}` kernel is instantiated for it (see gpuprim_kernels::scan)"),
+                });
+            }
+            return Err(Error::UnsupportedBlockSize {
+                block,
+                reason: format!(
+                    "{} scans with `{}` on `{}` are instantiated for blocks of {sizes:?} threads",
+                    self.algorithm.name(),
+                    Op::NAME,
+                    T::NAME
+                ),
+            });
+        }
+        let add = format!("scan_add_prefix_{}_{}_b{ADD_BLOCK}", Op::NAME, T::NAME);
+        if !self.algorithm.is_single_pass() {
+            self.ctx.kernel(&add)?;
+        }
+        let tile = self.algorithm.tile_len::<T>(block);
+        let smem = k::smem_bytes::<T>(family, block).unwrap_or(0);
+        Ok(Plan { phase1, add, block, tile, smem })
+    }
+
+    fn run<T: ScanItem, Op: ScanOp<T>>(
+        &self,
+        source: Source,
+        output: &mut DeviceBuffer<T>,
+        init: T,
+        exclusive: bool,
+        temp: Option<&mut ScanTemp>,
+    ) -> Result<()> {
+        let plan = self.plan::<T, Op>()?;
+        let n = output.len();
+        let src = match source {
+            Source::Buffer(addr, len) => {
+                if len != n {
+                    return Err(Error::LengthMismatch { what: "scan output", expected: len, got: n });
+                }
+                addr
+            }
+            Source::InPlace => output.addr(),
+        };
+        let need = self.temp_bytes::<T>(n)?;
+        if let Some(t) = &temp {
+            if t.bytes() < need {
+                return Err(Error::LengthMismatch {
+                    what: "scan temporary storage (bytes)",
+                    expected: need,
+                    got: t.bytes(),
+                });
+            }
+        }
+        if n == 0 {
+            return Ok(());
+        }
+        let n = n as u64;
+        let tiles = n.div_ceil(plan.tile);
+        if tiles > MAX_GRID {
+            return Err(Error::TooLarge {
+                what: "scan input at this algorithm and block size (one block per tile)",
+                len: n,
+                max: MAX_GRID * plan.tile,
+            });
+        }
+        let mode = if exclusive { EXCLUSIVE } else { 0 };
+        let dst = output.addr();
+        if self.algorithm == ScanAlgorithm::ThreePhaseHostTotals {
+            return self.host_totals::<T, Op>(&plan, src, dst, n, init, mode);
+        }
+        let mut owned;
+        let temp = match temp {
+            Some(t) => t,
+            None => {
+                owned = ScanTemp { buf: self.ctx.alloc::<u8>(need)? };
+                &mut owned
+            }
+        };
+        if self.algorithm.is_single_pass() {
+            // The ticket counter and the tile flags must start at zero.
+            temp.buf.zero()?;
+            let [lo, hi] = to_words(init);
+            let args = [Arg::Ptr(src), Arg::Ptr(dst), n.into(), lo.into(), hi.into(), mode.into(), temp.buf.arg()];
+            // SAFETY: src and dst hold n elements (checked above; they may
+            // be the same buffer, which the kernels allow); temp holds
+            // status_bytes for `tiles` tiles, zeroed; one block per tile,
+            // as the kernels require.
+            unsafe { self.launch(&plan.phase1, tiles, plan.block, plan.smem, &args) }
+        } else {
+            self.three_phase::<T, Op>(&plan, src, dst, n, init, mode, temp.buf.addr())
+        }
+    }
+
+    /// Phase 1 into `totals`, the totals scanned (exclusive, from `init`)
+    /// in place by the same algorithm, phase 3. One launch when one tile
+    /// holds everything.
+    #[allow(clippy::too_many_arguments)]
+    fn three_phase<T: ScanItem, Op: ScanOp<T>>(
+        &self,
+        plan: &Plan,
+        src: u64,
+        dst: u64,
+        n: u64,
+        init: T,
+        mode: u32,
+        temp: u64,
+    ) -> Result<()> {
+        let tiles = n.div_ceil(plan.tile);
+        let totals = temp;
+        let first_init = if tiles == 1 { init } else { Op::identity() };
+        let [lo, hi] = to_words(first_init);
+        let args = [Arg::Ptr(src), Arg::Ptr(dst), n.into(), lo.into(), hi.into(), mode.into(), Arg::Ptr(totals)];
+        // SAFETY: src and dst hold n elements; `totals` has room for one
+        // total per tile (three_phase_bytes reserves it at every level).
+        unsafe { self.launch(&plan.phase1, tiles, plan.block, plan.smem, &args)? };
+        if tiles == 1 {
+            return Ok(());
+        }
+        let rest = temp + round16(tiles * std::mem::size_of::<T>() as u64);
+        self.three_phase::<T, Op>(plan, totals, totals, tiles, init, EXCLUSIVE, rest)?;
+        let args = [Arg::Ptr(dst), n.into(), plan.tile.into(), Arg::Ptr(totals)];
+        // SAFETY: dst holds n elements, totals one prefix per tile.
+        unsafe { self.launch(&plan.add, tiles, ADD_BLOCK, 0, &args) }
+    }
+
+    /// Phase 1 on the device, the totals scanned on the host, phase 3.
+    fn host_totals<T: ScanItem, Op: ScanOp<T>>(
+        &self,
+        plan: &Plan,
+        src: u64,
+        dst: u64,
+        n: u64,
+        init: T,
+        mode: u32,
+    ) -> Result<()> {
+        let tiles = n.div_ceil(plan.tile);
+        let mut totals = self.ctx.alloc::<T>(tiles as usize)?;
+        let first_init = if tiles == 1 { init } else { Op::identity() };
+        let [lo, hi] = to_words(first_init);
+        let args = [Arg::Ptr(src), Arg::Ptr(dst), n.into(), lo.into(), hi.into(), mode.into(), totals.arg()];
+        // SAFETY: src and dst hold n elements, totals one per tile.
+        unsafe { self.launch(&plan.phase1, tiles, plan.block, plan.smem, &args)? };
+        if tiles == 1 {
+            return Ok(());
+        }
+        let mut prefixes = totals.to_vec()?;
+        let mut running = init;
+        for p in prefixes.iter_mut() {
+            let total = *p;
+            *p = running;
+            running = Op::combine(running, total);
+        }
+        totals.copy_from_host(&prefixes)?;
+        let args = [Arg::Ptr(dst), n.into(), plan.tile.into(), totals.arg()];
+        // SAFETY: dst holds n elements, totals one prefix per tile.
+        unsafe { self.launch(&plan.add, tiles, ADD_BLOCK, 0, &args) }
+    }
+
+    /// Launch `name` on `grid` blocks.
+    ///
+    /// # Safety
+    /// As [`Context::launch`]: the arguments must describe live buffers
+    /// large enough for what the kernel touches at this grid.
+    unsafe fn launch(&self, name: &str, grid: u64, block: u32, smem: usize, args: &[Arg]) -> Result<()> {
+        let grid = u32::try_from(grid).ok().filter(|&g| g as u64 <= MAX_GRID).ok_or(Error::TooLarge {
+            what: "scan grid (blocks)",
+            len: grid,
+            max: MAX_GRID,
+        })?;
+        let shared_bytes = u32::try_from(smem)
+            .map_err(|_| Error::BadLaunch { kernel: name.into(), reason: format!("{smem} bytes of shared memory") })?;
+        // SAFETY: forwarded from the caller.
+        unsafe { self.ctx.launch(name, LaunchConfig { grid, block, shared_bytes }, args) }
+    }
+}
+
+fn check_block(block: u32) -> Result<()> {
+    if block.is_power_of_two() && (32..=1024).contains(&block) {
+        Ok(())
+    } else {
+        Err(Error::UnsupportedBlockSize { block, reason: "must be a power of two in 32..=1024".into() })
+    }
+}
+
+fn round16(b: u64) -> u64 {
+    b.div_ceil(16) * 16
+}
+
+/// Temporary bytes of the three-phase scan of `n` elements: the totals of
+/// every level (each 16-byte aligned), down to one tile (whose single total
+/// still needs a slot).
+fn three_phase_bytes(n: u64, tile: u64, size: u64) -> u64 {
+    let mut bytes = 0;
+    let mut tiles = n.div_ceil(tile);
+    loop {
+        bytes += round16(tiles.max(1) * size);
+        if tiles <= 1 {
+            return bytes;
+        }
+        tiles = tiles.div_ceil(tile);
+    }
+}

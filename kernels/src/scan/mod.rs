@@ -1,4 +1,183 @@
 //! Scans: block-level (Hillis-Steele, Blelloch, warp shuffles) and
-//! device-level (three-phase, single-pass with tickets, decoupled look-back).
+//! device-level (three-phase, single-pass with tickets, decoupled
+//! look-back).
+//!
+//! | scope  | technique | kernel family | file |
+//! |--------|-----------|---------------|------|
+//! | warp   | Kogge-Stone with `shfl.sync.up` | — | [`block::warp_inclusive_scan`] |
+//! | block  | Hillis-Steele, double-buffered, `O(n log n)` | `scan_hillis_steele` | [`block::hillis_steele`] |
+//! | block  | Blelloch up-/down-sweep, padded, `O(n)` | `scan_blelloch` | [`block::blelloch`] |
+//! | block  | warp scans + scan of warp totals | `scan_warp_shuffle` | [`block::block_exclusive_scan`] |
+//! | device | three phases on `B x ITEMS` tiles | `scan_tiles` + `scan_add_prefix` | [`three_phase`] |
+//! | device | single pass, in-order tickets | `scan_tickets` | [`tickets`] |
+//! | device | single pass, decoupled look-back | `scan_lookback` | [`lookback`] |
+//!
+//! The block-level scans run device-wide as the phase-1 kernel of the
+//! three-phase scan (one tile per block), so each can be tested and timed
+//! end to end; the host (`gpuprim::scan`) picks the kernels and does the
+//! recursion.
+//!
+//! **Order.** Every kernel combines in input order, `combine(earlier,
+//! later)`, so any associative [`Monoid`](crate::ops::Monoid) works,
+//! commutative or not (see [`affine::Compose`]).
+//!
+//! **Semantics.** With `init` (passed as bytes, see [`to_words`]) and
+//! `x[0..n]`: inclusive `out[i] = init . x[0] . ... . x[i]`, exclusive
+//! `out[i] = init . x[0] . ... . x[i-1]` (so `out[0] = init`). The host
+//! passes the identity as `init` for an inclusive scan. `input` may equal
+//! `output`.
+//!
+//! **User-defined operators.** Kernels are compiled to PTX ahead of time,
+//! so an operator must live in this crate to run on the GPU: implement
+//! [`Monoid`](crate::ops::Monoid) for it (associativity is all a scan
+//! needs), add it to the `scan_entries!` list below, and name it on the
+//! host (`gpuprim::scan::ScanOp`).
 
-entries! {}
+pub mod affine;
+pub mod block;
+pub mod lookback;
+pub mod status;
+pub mod three_phase;
+pub mod tickets;
+pub mod tile;
+
+use crate::gpu::Shared;
+use crate::gpu::warp::Shuffle;
+use core::mem::size_of;
+
+pub use status::{from_words, to_words};
+pub use tile::{lookback_items, tile_items, tile_len};
+
+/// Element types of the scans: plain data that can cross a shuffle (4, 8
+/// or 16 bytes).
+pub trait Item: Shuffle + Copy + 'static {}
+impl<T: Shuffle + Copy + 'static> Item for T {}
+
+/// `mode` bit: exclusive scan (else inclusive).
+pub const EXCLUSIVE: u32 = 1;
+
+/// Elements of input one phase-1 block of `family` covers at block size
+/// `b`: `b` for Hillis-Steele and warp shuffles, `2b` for Blelloch, `b *
+/// tile_items::<T>()` for tiles and tickets, `b * lookback_items::<T>(b)`
+/// for look-back. `None` for an
+/// unknown family.
+pub const fn block_tile<T>(family: &str, b: u32) -> Option<u64> {
+    match family.as_bytes() {
+        b"scan_hillis_steele" | b"scan_warp_shuffle" => Some(b as u64),
+        b"scan_blelloch" => Some(2 * b as u64),
+        b"scan_tiles" | b"scan_tickets" => Some(tile_len::<T>(b)),
+        b"scan_lookback" => Some(b as u64 * lookback_items::<T>(b) as u64),
+        _ => None,
+    }
+}
+
+const fn round16(b: usize) -> usize {
+    b.div_ceil(16) * 16
+}
+
+/// Dynamic shared memory (bytes) of a `family` kernel at block size `b`.
+/// `None` for an unknown family.
+pub const fn smem_bytes<T>(family: &str, b: u32) -> Option<usize> {
+    let s = size_of::<T>();
+    match family.as_bytes() {
+        b"scan_hillis_steele" => Some(round16(block::hillis_steele_slots(b) * s)),
+        b"scan_blelloch" => Some(round16(block::blelloch_slots(b) * s)),
+        b"scan_warp_shuffle" => Some(round16(block::WARP_SLOTS * s)),
+        b"scan_tiles" => Some(round16((tile::tile_slots::<T>(b, tile_items::<T>()) + block::WARP_SLOTS) * s)),
+        b"scan_tickets" => Some(single_pass_smem_bytes::<T>(b, tile_items::<T>())),
+        b"scan_lookback" => Some(single_pass_smem_bytes::<T>(b, lookback_items::<T>(b))),
+        b"scan_add_prefix" => Some(0),
+        _ => None,
+    }
+}
+
+/// Dynamic shared memory of the single-pass kernels at block size `b`
+/// with `items` per thread: the tile, the warp totals, the look-back's two
+/// sets of 32 warp totals and flags, the tile's prefix and its ticket.
+pub const fn single_pass_smem_bytes<T>(b: u32, items: usize) -> usize {
+    round16((tile::tile_slots::<T>(b, items) + block::WARP_SLOTS + 2 * 32 + 1) * size_of::<T>() + (2 * 32 + 1) * 4)
+}
+
+/// The single-pass kernels' shared memory, carved.
+struct SinglePassSmem<T> {
+    tile: Shared<T>,
+    warps: Shared<T>,
+    look: Shared<T>,
+    prefix: Shared<T>,
+    look_flags: Shared<u32>,
+    ticket: Shared<u32>,
+}
+
+impl<T: Item> SinglePassSmem<T> {
+    #[inline(always)]
+    fn carve(b: u32, items: usize) -> Self {
+        let tile = Shared::<T>::dynamic();
+        let warps = tile.after::<T>(tile::tile_slots::<T>(b, items));
+        let look = warps.after::<T>(block::WARP_SLOTS);
+        let prefix = look.after::<T>(2 * 32);
+        // After whole elements of T (aligned for T), so aligned for u32.
+        let look_flags = prefix.after::<u32>(1);
+        let ticket = look_flags.after::<u32>(2 * 32);
+        SinglePassSmem { tile, warps, look, prefix, look_flags, ticket }
+    }
+}
+
+#[allow(unused_imports)]
+use crate::ops::*;
+#[allow(unused_imports)]
+use affine::{Affine, Compose, affine_f32, affine_f64, affine_u16, affine_u32, recurrence_maps, recurrence_values};
+use lookback::scan_lookback;
+use three_phase::{add_prefix, scan_blelloch, scan_hillis_steele, scan_tiles, scan_warp_shuffle};
+use tickets::scan_tickets;
+
+/// Every phase-1 / single-pass family for every operator and type:
+/// `sum` on `i32` and `f32` at the block sizes listed per family, the rest
+/// at 256 threads.
+macro_rules! scan_entries {
+    ($( $fam:ident $args:tt => $func:ident :: < $($g:tt),* > ; sum_blocks $sum_blocks:tt ; )*) => {
+        entries! {
+            $(
+            $fam $args => $func::<$($g),*>;
+                ops [sum = Sum] types [i32, f32] blocks $sum_blocks;
+            $fam $args => $func::<$($g),*>;
+                ops [sum = Sum] types [u32, i64, u64, f64] blocks [256];
+            $fam $args => $func::<$($g),*>;
+                ops [product = Product, min = Min, max = Max] types [i32, u32, i64, u64, f32, f64] blocks [256];
+            $fam $args => $func::<$($g),*>;
+                ops [and = BitAnd, or = BitOr, xor = BitXor] types [i32, u32, i64, u64] blocks [256];
+            $fam $args => $func::<$($g),*>;
+                ops [compose = Compose] types [affine_u16, affine_u32, affine_f32, affine_f64] blocks [256];
+            )*
+            scan_add_prefix(output: *mut T, n: u64, tile: u64, prefixes: *const T) => add_prefix::<T, Op, {B}>;
+                ops [sum = Sum, product = Product, min = Min, max = Max] types [i32, u32, i64, u64, f32, f64] blocks [256];
+            scan_add_prefix(output: *mut T, n: u64, tile: u64, prefixes: *const T) => add_prefix::<T, Op, {B}>;
+                ops [and = BitAnd, or = BitOr, xor = BitXor] types [i32, u32, i64, u64] blocks [256];
+            scan_add_prefix(output: *mut T, n: u64, tile: u64, prefixes: *const T) => add_prefix::<T, Op, {B}>;
+                ops [compose = Compose] types [affine_u16, affine_u32, affine_f32, affine_f64] blocks [256];
+            recurrence_maps(l: *const T, u: *const T, maps: *mut Affine<T>, n: u64) => recurrence_maps::<T, {B}>;
+                ops [lerp = Compose] types [f32, f64] blocks [256];
+            recurrence_values(maps: *const Affine<T>, out: *mut T, n: u64) => recurrence_values::<T, {B}>;
+                ops [lerp = Compose] types [f32, f64] blocks [256];
+            // Small tiles of a non-commutative operator, so the tests can make
+            // the look-back cross many windows of predecessors.
+            scan_lookback(input: *const T, output: *mut T, n: u64, init_lo: u64, init_hi: u64, mode: u32, temp: *mut u64)
+                => scan_lookback::<T, Op, {B}, { lookback_items::<T>(B) }>;
+                ops [compose = Compose] types [affine_u32] blocks [32];
+        }
+    };
+}
+
+scan_entries! {
+    scan_hillis_steele(input: *const T, output: *mut T, n: u64, init_lo: u64, init_hi: u64, mode: u32, totals: *mut T)
+        => scan_hillis_steele::<T, Op, {B}>; sum_blocks [32, 64, 128, 256, 512, 1024];
+    scan_blelloch(input: *const T, output: *mut T, n: u64, init_lo: u64, init_hi: u64, mode: u32, totals: *mut T)
+        => scan_blelloch::<T, Op, {B}>; sum_blocks [32, 64, 128, 256, 512, 1024];
+    scan_warp_shuffle(input: *const T, output: *mut T, n: u64, init_lo: u64, init_hi: u64, mode: u32, totals: *mut T)
+        => scan_warp_shuffle::<T, Op, {B}>; sum_blocks [32, 64, 128, 256, 512, 1024];
+    scan_tiles(input: *const T, output: *mut T, n: u64, init_lo: u64, init_hi: u64, mode: u32, totals: *mut T)
+        => scan_tiles::<T, Op, {B}, { tile_items::<T>() }>; sum_blocks [32, 64, 128, 256, 512];
+    scan_tickets(input: *const T, output: *mut T, n: u64, init_lo: u64, init_hi: u64, mode: u32, temp: *mut u64)
+        => scan_tickets::<T, Op, {B}, { tile_items::<T>() }>; sum_blocks [32, 64, 128, 256, 512];
+    scan_lookback(input: *const T, output: *mut T, n: u64, init_lo: u64, init_hi: u64, mode: u32, temp: *mut u64)
+        => scan_lookback::<T, Op, {B}, { lookback_items::<T>(B) }>; sum_blocks [32, 64, 128, 256, 512];
+}

@@ -1,0 +1,178 @@
+//! Per-tile status of the single-pass scans: a ticket counter and, for
+//! every tile, a flag with a value.
+//!
+//! Flags: [`INVALID`] (nothing yet; zeroed memory), [`AGGREGATE`] (the
+//! tile's own total is known), [`PREFIX`] (the inclusive prefix through
+//! this tile, from tile 0, is known). A tile's flag only moves forward,
+//! `INVALID -> AGGREGATE -> PREFIX` (or straight to `PREFIX`), and each
+//! (tile, flag) is published once, by one thread.
+//!
+//! Layout of the temporary storage (zeroed before each launch: the ticket
+//! counter and the flags must start at 0):
+//!
+//! ```text
+//! byte 0    ticket counter (u32), padding to 16 bytes
+//! byte 16   status[tiles][W]   u64 = flag << 32 | 32-bit chunk of the value
+//!           (W = size_of::<T>() / 4: one word for 4-byte types, two for
+//!           8-byte, four for 16-byte)
+//! ```
+//!
+//! **Memory ordering, without fences.** Every 32-bit chunk of a value
+//! travels in the same 64-bit word as the flag, so no word's meaning
+//! depends on the order in which *other* addresses become visible:
+//! * The writer publishes each word with a relaxed atomic compare-and-swap
+//!   (`atom.cas.b64`; it knows the word's current content, its own earlier
+//!   publication or zero). An aligned 64-bit atomic is single-copy atomic:
+//!   a reader sees a word's old or new content, never a mix.
+//! * The reader loads each word with `ld.acquire.gpu` (a strong load that
+//!   bypasses stale L1 lines; its ordering of *later* accesses is not
+//!   needed here) and accepts the value only when all `W` words carry the
+//!   same non-INVALID flag: each flag is written into each word exactly
+//!   once, so equal flags mean every chunk comes from that one
+//!   publication. A mix (the writer is between words) is read again.
+//!
+//! The obvious alternative, a plain store of the value followed by a
+//! `st.release.gpu` of a separate flag, compiles to `MEMBAR.ALL.GPU`
+//! before the flag: the publishing thread then waits for *all* its
+//! outstanding loads and stores — its prefetched next tile, its previous
+//! tile's stores — before the flag leaves, and every successor's
+//! look-back waits with it.
+
+use super::Item;
+use crate::gpu::atomic;
+use core::marker::PhantomData;
+use core::mem::size_of;
+
+/// No information about the tile yet.
+pub const INVALID: u32 = 0;
+/// The tile's own total is published.
+pub const AGGREGATE: u32 = 1;
+/// The inclusive prefix through the tile is published.
+pub const PREFIX: u32 = 2;
+
+/// Bytes before the per-tile status (the ticket counter, padded).
+pub const HEADER_BYTES: u64 = 16;
+
+/// Status words per tile for values of `T` (one per 32-bit chunk).
+pub const fn words_per_tile<T>() -> usize {
+    size_of::<T>().div_ceil(4)
+}
+
+/// Bytes of temporary storage for `tiles` tiles of `T`.
+pub const fn status_bytes<T>(tiles: u64) -> u64 {
+    HEADER_BYTES + 8 * words_per_tile::<T>() as u64 * tiles
+}
+
+/// Copy the first `size_of::<T>()` bytes of `words` into a `T`
+/// (`T` at most 16 bytes of plain data).
+#[inline(always)]
+pub fn from_words<T: Item>(words: [u64; 2]) -> T {
+    const { assert!(size_of::<T>() <= 16, "values travel in at most 16 bytes") };
+    let mut out = core::mem::MaybeUninit::<T>::uninit();
+    // SAFETY: 16 readable bytes, at most 16 written; `Item` types are
+    // plain data valid for any bit pattern (the `Shuffle` contract).
+    unsafe {
+        core::ptr::copy_nonoverlapping(words.as_ptr() as *const u8, out.as_mut_ptr() as *mut u8, size_of::<T>());
+        out.assume_init()
+    }
+}
+
+/// The bytes of `v` in two 64-bit words (zero beyond `size_of::<T>()`).
+#[inline(always)]
+pub fn to_words<T: Item>(v: T) -> [u64; 2] {
+    const { assert!(size_of::<T>() <= 16, "values travel in at most 16 bytes") };
+    let mut words = [0u64; 2];
+    // SAFETY: reads size_of::<T>() bytes of `v`, writes as many into 16.
+    unsafe { core::ptr::copy_nonoverlapping(&v as *const T as *const u8, words.as_mut_ptr() as *mut u8, size_of::<T>()) };
+    words
+}
+
+/// 32-bit chunk `i` of `v`'s bytes.
+#[inline(always)]
+fn chunk<T: Item>(v: T, i: usize) -> u64 {
+    let w = to_words(v);
+    (w[i / 2] >> (32 * (i % 2))) & 0xFFFF_FFFF
+}
+
+/// The status of every tile of one single-pass launch, in the temporary
+/// storage at `temp`.
+#[derive(Clone, Copy)]
+pub struct TileStatus<T> {
+    temp: *mut u64,
+    _t: PhantomData<T>,
+}
+
+impl<T: Item> TileStatus<T> {
+    /// The status of the tiles in the storage at `temp`
+    /// ([`status_bytes`] long for the launch's tile count).
+    #[inline(always)]
+    pub fn new(temp: *mut u64) -> Self {
+        TileStatus { temp, _t: PhantomData }
+    }
+
+    /// The ticket counter.
+    #[inline(always)]
+    pub fn counter(&self) -> *mut u32 {
+        self.temp as *mut u32
+    }
+
+    /// Word `i` of `tile`'s status.
+    #[inline(always)]
+    fn word(&self, tile: u32, i: usize) -> *mut u64 {
+        self.temp.wrapping_add(HEADER_BYTES as usize / 8 + tile as usize * words_per_tile::<T>() + i)
+    }
+
+    /// Publish `flag` (`AGGREGATE` or `PREFIX`) with value `v` for `tile`;
+    /// `earlier` is the aggregate this thread published for it before, if
+    /// any (the words' current content).
+    ///
+    /// # Safety
+    /// `tile` is below the launch's tile count, the storage is live; each
+    /// (tile, flag) is published once, by one thread.
+    #[inline(always)]
+    #[track_caller]
+    pub unsafe fn publish(&self, tile: u32, flag: u32, v: T, earlier: Option<T>) {
+        for i in 0..words_per_tile::<T>() {
+            let old = match earlier {
+                Some(a) => (AGGREGATE as u64) << 32 | chunk(a, i),
+                None => 0,
+            };
+            let new = (flag as u64) << 32 | chunk(v, i);
+            // Relaxed CAS: the word carries its own flag, so nothing else
+            // needs ordering (see the module docs). It cannot fail: only
+            // this thread writes the word, and `old` is what it holds.
+            // SAFETY: inside the status array.
+            unsafe { atomic::cas_u64(self.word(tile, i), old, new) };
+        }
+    }
+
+    /// Spin until `tile` has a flag other than `INVALID` in all its words;
+    /// return the flag and its value.
+    ///
+    /// # Safety
+    /// `tile` is below the launch's tile count, the storage is live, and
+    /// the tile's block is running or done (else this never returns).
+    #[inline(always)]
+    #[track_caller]
+    pub unsafe fn wait(&self, tile: u32) -> (u32, T) {
+        loop {
+            // Strong (acquire) loads, so a spin sees other blocks' writes.
+            // SAFETY: inside the status array.
+            let first = unsafe { atomic::load_acquire_u64(self.word(tile, 0)) };
+            let flag = (first >> 32) as u32;
+            if flag == INVALID {
+                continue;
+            }
+            let mut bytes = [first & 0xFFFF_FFFF, 0];
+            let mut same = true;
+            for i in 1..words_per_tile::<T>() {
+                let w = unsafe { atomic::load_acquire_u64(self.word(tile, i)) };
+                same &= (w >> 32) as u32 == flag;
+                bytes[i / 2] |= (w & 0xFFFF_FFFF) << (32 * (i % 2));
+            }
+            if same {
+                return (flag, from_words(bytes));
+            }
+        }
+    }
+}

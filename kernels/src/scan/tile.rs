@@ -1,0 +1,276 @@
+//! Tiles of `B x ITEMS` elements: the unit of work of the three-phase and
+//! single-pass scans.
+//!
+//! A block loads its tile *striped* (element `k*B + t` to thread `t`:
+//! every load instruction of a warp reads 32 consecutive elements, fully
+//! coalesced) into shared memory, then each thread takes `ITEMS`
+//! *consecutive* elements (a blocked arrangement) and scans them
+//! sequentially in registers. Only the `B` thread totals go through the
+//! block-wide scan ([`block_exclusive_scan`](super::block::block_exclusive_scan)),
+//! so the tree part costs `O(B log B)` for `B*ITEMS` elements. Results go
+//! back through shared memory and out striped again.
+//!
+//! ```text
+//! global  |t0 t1 .. tB-1|t0 t1 .. tB-1| ...   (striped, coalesced)
+//!               | shared memory (padded)
+//! thread t:  x[t*ITEMS .. t*ITEMS+ITEMS)      (blocked, sequential scan)
+//! ```
+//! Shared memory is padded with one slot every [`pad_every`] elements so
+//! that both the striped and the blocked accesses hit distinct banks.
+//! Kernels may keep a thread's items in registers ([`load_tile`],
+//! [`store_tile`]) or, for larger tiles and fewer registers, leave them in
+//! shared memory ([`stage_tile`], [`reduce_staged`], [`scan_staged`],
+//! [`unstage_tile`]).
+
+use super::Item;
+use crate::gpu::{self, Shared, global};
+use crate::ops::Monoid;
+use core::mem::size_of;
+
+/// Items per thread of the tile kernels for element type `T`: 16 for
+/// 4-byte types, 8 for 8-byte types, 4 for 16-byte ones — 64 bytes of
+/// input per thread either way, which keeps enough loads in flight to
+/// saturate HBM without spilling registers.
+pub const fn tile_items<T>() -> usize {
+    let s = size_of::<T>();
+    if s <= 4 {
+        16
+    } else if s <= 8 {
+        8
+    } else {
+        4
+    }
+}
+
+/// Items per thread of the look-back scan, whose tiles stay in shared
+/// memory: 128 bytes per thread (32 four-byte items), or 64 at 512 threads
+/// and more so that a tile fits in 48 KiB.
+pub const fn lookback_items<T>(b: u32) -> usize {
+    let bytes = if b >= 512 { 64 } else { 128 };
+    bytes / size_of::<T>()
+}
+
+/// Elements of one tile at block size `b`.
+pub const fn tile_len<T>(b: u32) -> u64 {
+    b as u64 * tile_items::<T>() as u64
+}
+
+/// One pad slot after every this many elements. 4-byte elements: every
+/// 32, so a warp's striped access (32 consecutive elements) stays in one
+/// padded run, and its blocked access (lane `t` at `ITEMS*t + j`, `ITEMS` a
+/// multiple of 16) spreads over all 32 banks. Wider elements: every
+/// `ITEMS`, giving each thread's run an odd stride of `ITEMS + 1`
+/// elements.
+pub const fn pad_every<T>(items: usize) -> usize {
+    if size_of::<T>() <= 4 { 32 } else { items }
+}
+
+#[inline(always)]
+fn pad<T, const ITEMS: usize>(i: usize) -> usize {
+    i + i / pad_every::<T>(ITEMS)
+}
+
+/// Shared-memory elements of a tile of `b x items`, with padding.
+pub const fn tile_slots<T>(b: u32, items: usize) -> usize {
+    let t = b as usize * items;
+    t + t / pad_every::<T>(items)
+}
+
+/// Copy the tile starting at `start` from global memory to shared memory,
+/// striped (coalesced), padding the part beyond `n` with the identity.
+/// Ends with a barrier, after which any thread may read any element.
+///
+/// # Safety
+/// `input` holds `n` elements; `s` has [`tile_slots`] elements; every thread
+/// of the block calls it with the same arguments.
+#[inline(always)]
+#[track_caller]
+pub unsafe fn stage_tile<T: Item, Op: Monoid<T>, const B: u32, const ITEMS: usize>(
+    input: *const T,
+    n: u64,
+    start: u64,
+    s: Shared<T>,
+) {
+    let tid = gpu::thread_idx() as usize;
+    let len = B as usize * ITEMS;
+    // SAFETY (all accesses): global indices below n (checked unless the
+    // whole tile is in range), shared indices below tile_slots.
+    if start + len as u64 <= n {
+        let base = unsafe { input.add(start as usize) };
+        for k in 0..ITEMS {
+            let i = k * B as usize + tid;
+            unsafe { s.store(pad::<T, ITEMS>(i), global::load(base.add(i))) };
+        }
+    } else {
+        for k in 0..ITEMS {
+            let i = k * B as usize + tid;
+            let g = start + i as u64;
+            let v = if g < n { unsafe { global::load(input.add(g as usize)) } } else { Op::identity() };
+            unsafe { s.store(pad::<T, ITEMS>(i), v) };
+        }
+    }
+    gpu::sync_threads();
+}
+
+/// Write the staged tile back to global memory, striped (coalesced),
+/// skipping the part beyond `n`. Starts with a barrier: every thread's
+/// blocked results must be in shared memory first.
+///
+/// # Safety
+/// As [`stage_tile`], for `output`.
+#[inline(always)]
+#[track_caller]
+pub unsafe fn unstage_tile<T: Item, const B: u32, const ITEMS: usize>(
+    output: *mut T,
+    n: u64,
+    start: u64,
+    s: Shared<T>,
+) {
+    let tid = gpu::thread_idx() as usize;
+    let len = B as usize * ITEMS;
+    gpu::sync_threads();
+    // SAFETY (all accesses): as in `stage_tile`.
+    if start + len as u64 <= n {
+        let base = unsafe { output.add(start as usize) };
+        for k in 0..ITEMS {
+            let i = k * B as usize + tid;
+            unsafe { global::store(base.add(i), s.load(pad::<T, ITEMS>(i))) };
+        }
+    } else {
+        for k in 0..ITEMS {
+            let i = k * B as usize + tid;
+            let g = start + i as u64;
+            if g < n {
+                unsafe { global::store(output.add(g as usize), s.load(pad::<T, ITEMS>(i))) };
+            }
+        }
+    }
+}
+
+/// This thread's `ITEMS` consecutive elements of the staged tile.
+///
+/// # Safety
+/// After [`stage_tile`] on `s`.
+#[inline(always)]
+#[track_caller]
+pub unsafe fn read_items<T: Item, Op: Monoid<T>, const ITEMS: usize>(s: Shared<T>) -> [T; ITEMS] {
+    let tid = gpu::thread_idx() as usize;
+    let mut items = [Op::identity(); ITEMS];
+    for (j, item) in items.iter_mut().enumerate() {
+        // SAFETY: inside the tile.
+        *item = unsafe { s.load(pad::<T, ITEMS>(tid * ITEMS + j)) };
+    }
+    items
+}
+
+/// Put this thread's `ITEMS` results back in its own slots of the staged
+/// tile (no barrier needed: only this thread has touched them since the
+/// staging barrier).
+///
+/// # Safety
+/// After [`stage_tile`] on `s`.
+#[inline(always)]
+#[track_caller]
+pub unsafe fn write_items<T: Item, const ITEMS: usize>(s: Shared<T>, items: &[T; ITEMS]) {
+    let tid = gpu::thread_idx() as usize;
+    for (j, item) in items.iter().enumerate() {
+        // SAFETY: inside the tile.
+        unsafe { s.store(pad::<T, ITEMS>(tid * ITEMS + j), *item) };
+    }
+}
+
+/// [`stage_tile`], then this thread's items in registers.
+///
+/// # Safety
+/// As [`stage_tile`].
+#[inline(always)]
+#[track_caller]
+pub unsafe fn load_tile<T: Item, Op: Monoid<T>, const B: u32, const ITEMS: usize>(
+    input: *const T,
+    n: u64,
+    start: u64,
+    s: Shared<T>,
+) -> [T; ITEMS] {
+    unsafe {
+        stage_tile::<T, Op, B, ITEMS>(input, n, start, s);
+        read_items::<T, Op, ITEMS>(s)
+    }
+}
+
+/// [`write_items`], then [`unstage_tile`].
+///
+/// # Safety
+/// As [`stage_tile`], for `output`.
+#[inline(always)]
+#[track_caller]
+pub unsafe fn store_tile<T: Item, const B: u32, const ITEMS: usize>(
+    output: *mut T,
+    n: u64,
+    start: u64,
+    s: Shared<T>,
+    items: &[T; ITEMS],
+) {
+    unsafe {
+        write_items::<T, ITEMS>(s, items);
+        unstage_tile::<T, B, ITEMS>(output, n, start, s);
+    }
+}
+
+/// The combine of this thread's staged items, in order, read from shared
+/// memory (for tiles too large to keep in registers).
+///
+/// # Safety
+/// After [`stage_tile`] on `s`.
+#[inline(always)]
+#[track_caller]
+pub unsafe fn reduce_staged<T: Item, Op: Monoid<T>, const ITEMS: usize>(s: Shared<T>) -> T {
+    let base = gpu::thread_idx() as usize * ITEMS;
+    // SAFETY: inside the tile.
+    let mut acc = unsafe { s.load(pad::<T, ITEMS>(base)) };
+    for j in 1..ITEMS {
+        acc = Op::combine(acc, unsafe { s.load(pad::<T, ITEMS>(base + j)) });
+    }
+    acc
+}
+
+/// Scan this thread's staged items in place in shared memory, starting
+/// from `prefix`.
+///
+/// # Safety
+/// After [`stage_tile`] on `s`.
+#[inline(always)]
+#[track_caller]
+pub unsafe fn scan_staged<T: Item, Op: Monoid<T>, const ITEMS: usize>(s: Shared<T>, prefix: T, exclusive: bool) {
+    let base = gpu::thread_idx() as usize * ITEMS;
+    let mut run = prefix;
+    for j in 0..ITEMS {
+        let at = pad::<T, ITEMS>(base + j);
+        // SAFETY: inside the tile; this thread's own slot.
+        let x = unsafe { s.load(at) };
+        let next = Op::combine(run, x);
+        unsafe { s.store(at, if exclusive { run } else { next }) };
+        run = next;
+    }
+}
+
+/// The combine of a thread's items, in order.
+#[inline(always)]
+pub fn thread_reduce<T: Item, Op: Monoid<T>, const ITEMS: usize>(items: &[T; ITEMS]) -> T {
+    let mut acc = items[0];
+    for &x in &items[1..] {
+        acc = Op::combine(acc, x);
+    }
+    acc
+}
+
+/// Scan a thread's items in place, starting from `prefix` (everything
+/// before the thread's first item): inclusive or exclusive.
+#[inline(always)]
+pub fn thread_scan<T: Item, Op: Monoid<T>, const ITEMS: usize>(items: &mut [T; ITEMS], prefix: T, exclusive: bool) {
+    let mut run = prefix;
+    for item in items.iter_mut() {
+        let next = Op::combine(run, *item);
+        *item = if exclusive { run } else { next };
+        run = next;
+    }
+}
