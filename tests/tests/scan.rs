@@ -494,8 +494,9 @@ backend_test!(linear_recurrence_matches_the_sequential_loop, |ctx| {
 /// Many blocks resident at once and few: the look-back must cross windows
 /// of predecessors (many tiles still unfinished) and the ticket chain must
 /// never wait for a block that has not started. Blocks of 32 threads (a
-/// look-back window of 32 tiles) and 100 tiles; the affine maps are not
-/// commutative and are 8 bytes wide (two status words per tile).
+/// look-back window of 32 tiles, one warp) and 64 (two warps per window),
+/// 100 tiles; the affine maps are not commutative and are 8 bytes wide
+/// (two status words per tile).
 #[test]
 fn single_pass_scans_are_right_under_any_residency_and_schedule() {
     for (resident, seed) in [(1, 1u64), (2, 2), (48, 3), (48, 4), (96, 5)] {
@@ -506,10 +507,12 @@ fn single_pass_scans_are_right_under_any_residency_and_schedule() {
             let c = Case { n: 100 * tile - 5, seed, exclusive: seed % 2 == 0, in_place: seed % 3 == 0 };
             run_case::<i32, Sum>(&ctx, &scan, c).unwrap();
         }
-        let scan = ctx.scan().algorithm(ScanAlgorithm::DecoupledLookBack).block_size(32);
-        let tile = ScanAlgorithm::DecoupledLookBack.tile_len::<Affine<u32>>(32) as usize;
-        let c = Case { n: 100 * tile + 3, seed, exclusive: seed % 2 == 1, in_place: seed % 3 == 1 };
-        run_case::<Affine<u32>, Compose>(&ctx, &scan, c).unwrap();
+        for block in [32, 64] {
+            let scan = ctx.scan().algorithm(ScanAlgorithm::DecoupledLookBack).block_size(block);
+            let tile = ScanAlgorithm::DecoupledLookBack.tile_len::<Affine<u32>>(block) as usize;
+            let c = Case { n: 100 * tile + 3, seed, exclusive: seed % 2 == 1, in_place: seed % 3 == 1 };
+            run_case::<Affine<u32>, Compose>(&ctx, &scan, c).unwrap();
+        }
     }
 }
 

@@ -185,7 +185,7 @@ unsafe fn block_look_back<T: Item, Op: Monoid<T>, const B: u32>(
             }
         }
         // The window lies before everything carried so far.
-        carried = Op::combine(carried, window);
+        carried = Op::combine(window, carried);
         if found {
             return carried;
         }
@@ -193,4 +193,3 @@ unsafe fn block_look_back<T: Item, Op: Monoid<T>, const B: u32>(
         set = 32 - set;
     }
 }
-

@@ -159,10 +159,11 @@ macro_rules! scan_entries {
             recurrence_values(maps: *const Affine<T>, out: *mut T, n: u64) => recurrence_values::<T, {B}>;
                 ops [lerp = Compose] types [f32, f64] blocks [256];
             // Small tiles of a non-commutative operator, so the tests can make
-            // the look-back cross many windows of predecessors.
+            // the look-back cross many windows (32 threads: one warp per
+            // window) and combine several warps of a window (64 threads).
             scan_lookback(input: *const T, output: *mut T, n: u64, init_lo: u64, init_hi: u64, mode: u32, temp: *mut u64)
                 => scan_lookback::<T, Op, {B}, { lookback_items::<T>(B) }>;
-                ops [compose = Compose] types [affine_u32] blocks [32];
+                ops [compose = Compose] types [affine_u32] blocks [32, 64];
         }
     };
 }

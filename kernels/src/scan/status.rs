@@ -83,7 +83,9 @@ pub fn to_words<T: Item>(v: T) -> [u64; 2] {
     const { assert!(size_of::<T>() <= 16, "values travel in at most 16 bytes") };
     let mut words = [0u64; 2];
     // SAFETY: reads size_of::<T>() bytes of `v`, writes as many into 16.
-    unsafe { core::ptr::copy_nonoverlapping(&v as *const T as *const u8, words.as_mut_ptr() as *mut u8, size_of::<T>()) };
+    unsafe {
+        core::ptr::copy_nonoverlapping(&v as *const T as *const u8, words.as_mut_ptr() as *mut u8, size_of::<T>())
+    };
     words
 }
 
