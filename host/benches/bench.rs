@@ -536,7 +536,31 @@ fn latency_case() -> Case {
 /// //     &format!("inclusive/{}", alg.name()), true, move |ctx, i, o| /* scan with `alg` */)); }
 /// ```
 fn scan_cases_for<T: Elem>() -> Vec<Case> {
-    vec![]
+    use gpuprim::scan::{ScanAlgorithm, ScanTemp, Sum};
+    use std::cell::RefCell;
+    let mut cases = Vec::new();
+    // Every algorithm at its default block size, inclusive sum, with
+    // temporary storage made once per size (the `*_with_temp` calls), as a
+    // caller that scans repeatedly would; the single-pass scans' clearing
+    // of their status is part of every run.
+    for alg in ScanAlgorithm::ALL {
+        let temp: RefCell<Option<(usize, ScanTemp)>> = RefCell::new(None);
+        cases.push(scan_case::<T>(&format!("inclusive/{}", alg.name()), true, move |ctx, input, out| {
+            let scan = ctx.scan().algorithm(alg);
+            let mut slot = temp.borrow_mut();
+            if !matches!(&*slot, Some((len, _)) if *len >= input.len()) {
+                *slot = Some((input.len(), scan.temp::<T>(input.len())?));
+            }
+            match slot.as_mut() {
+                Some((_, t)) => scan.inclusive_with_temp(input, out, Sum, t),
+                None => scan.inclusive(input, out, Sum),
+            }
+        }));
+    }
+    // The simple calls (default algorithm, the context's scratch storage).
+    cases.push(scan_case::<T>("inclusive_scan", true, |ctx, input, out| ctx.inclusive_scan(input, out)));
+    cases.push(scan_case::<T>("exclusive_scan", false, |ctx, input, out| ctx.exclusive_scan(input, out, T::default())));
+    cases
 }
 
 fn reduce_cases() -> Vec<Case> {

@@ -28,10 +28,11 @@
 //!
 //! **Stream order.** Every call queues its launches on the context's
 //! stream and returns without waiting for the GPU; later stream-ordered
-//! work and downloads (`to_vec`) see the results. Calls that allocate
-//! their temporary storage free it on return, which on CUDA waits for the
-//! device; the `*_with_temp` calls ([`Scan::temp`]) allocate and free
-//! nothing and never wait — they are the asynchronous forms.
+//! work and downloads (`to_vec`) see the results. Temporary storage comes
+//! from the context's scratch buffer, which is allocated on first use and
+//! grown when too small (allocation and freeing may wait for the device);
+//! the `*_with_temp` calls use storage the caller made once with
+//! [`Scan::temp`], so they never allocate and never wait.
 //! [`ScanAlgorithm::ThreePhaseHostTotals`] always waits (its totals make a
 //! round trip through the host).
 //!
@@ -158,6 +159,11 @@ pub const DEFAULT_BLOCK: u32 = 256;
 const ADD_BLOCK: u32 = 256;
 /// Largest grid a launch may have.
 const MAX_GRID: u64 = i32::MAX as u64;
+/// The kernel that clears the single-pass scans' status.
+const CLEAR: &str = "scan_clear_any_u64_b256";
+/// Bytes of the context's scratch storage the scans leave alone at each
+/// end (the reductions keep a counter there).
+const SCRATCH_GAP: usize = 256;
 
 /// Element types of scans: plain data of 4, 8 or 16 bytes that kernels can
 /// shuffle between lanes (the numbers and [`Affine`] maps).
@@ -220,8 +226,8 @@ unsafe impl DeviceRepr for Affine<f64> {
 /// Storage sized for `len` elements serves any shorter input too.
 ///
 /// The single-pass algorithms need their ticket counter and tile flags at
-/// zero: each call clears the whole storage first with a stream-ordered
-/// memset (so storage much larger than needed costs a larger clear).
+/// zero: each call clears the bytes it uses first, with a small
+/// stream-ordered kernel.
 pub struct ScanTemp {
     buf: DeviceBuffer<u8>,
 }
@@ -689,14 +695,14 @@ impl<'c> Scan<'c> {
             Source::InPlace => output.addr(),
         };
         let need = self.temp_bytes::<T>(n)?;
-        if let Some(t) = &temp {
-            if t.bytes() < need {
-                return Err(Error::LengthMismatch {
-                    what: "scan temporary storage (bytes)",
-                    expected: need,
-                    got: t.bytes(),
-                });
-            }
+        if let Some(t) = &temp
+            && t.bytes() < need
+        {
+            return Err(Error::LengthMismatch {
+                what: "scan temporary storage (bytes)",
+                expected: need,
+                got: t.bytes(),
+            });
         }
         if n == 0 {
             return Ok(());
@@ -715,26 +721,50 @@ impl<'c> Scan<'c> {
         if self.algorithm == ScanAlgorithm::ThreePhaseHostTotals {
             return self.host_totals::<T, Op>(&plan, src, dst, n, init, mode);
         }
-        let mut owned;
-        let temp = match temp {
-            Some(t) => t,
-            None => {
-                owned = ScanTemp { buf: self.ctx.alloc::<u8>(need)? };
-                &mut owned
-            }
-        };
+        match temp {
+            Some(t) => self.launches::<T, Op>(&plan, src, dst, n, init, mode, t.buf.addr(), need),
+            // The context's scratch storage, reused across calls: no
+            // allocation after the first call. Its first and last bytes
+            // hold the reductions' counter (zero between calls); the scan
+            // uses the bytes between.
+            None => self.ctx.inner.with_scratch(need + 2 * SCRATCH_GAP, |a| {
+                self.launches::<T, Op>(&plan, src, dst, n, init, mode, a.addr() + SCRATCH_GAP as u64, need)
+            }),
+        }
+    }
+
+    /// The launches of a device-side scan, with `need` bytes of temporary
+    /// storage at `temp`.
+    #[allow(clippy::too_many_arguments)]
+    fn launches<T: ScanItem, Op: ScanOp<T>>(
+        &self,
+        plan: &Plan,
+        src: u64,
+        dst: u64,
+        n: u64,
+        init: T,
+        mode: u32,
+        temp: u64,
+        need: usize,
+    ) -> Result<()> {
+        let tiles = n.div_ceil(plan.tile);
         if self.algorithm.is_single_pass() {
-            // The ticket counter and the tile flags must start at zero.
-            temp.buf.zero()?;
+            // The ticket counter and the tile flags must start at zero:
+            // clear the bytes this launch uses (not the whole buffer).
+            let words = need.div_ceil(8) as u64;
+            let grid = words.div_ceil(256).clamp(1, self.ctx.multiprocessors() as u64 * 4);
+            // SAFETY: `temp` holds `need` bytes (checked by the caller,
+            // rounded up to whole words inside 16-byte-aligned storage).
+            unsafe { self.launch(CLEAR, grid, 256, 0, &[Arg::Ptr(temp), words.into()])? };
             let [lo, hi] = to_words(init);
-            let args = [Arg::Ptr(src), Arg::Ptr(dst), n.into(), lo.into(), hi.into(), mode.into(), temp.buf.arg()];
-            // SAFETY: src and dst hold n elements (checked above; they may
-            // be the same buffer, which the kernels allow); temp holds
-            // status_bytes for `tiles` tiles, zeroed; one block per tile,
-            // as the kernels require.
+            let args = [Arg::Ptr(src), Arg::Ptr(dst), n.into(), lo.into(), hi.into(), mode.into(), Arg::Ptr(temp)];
+            // SAFETY: src and dst hold n elements (checked by the caller;
+            // they may be the same buffer, which the kernels allow); temp
+            // holds status_bytes for `tiles` tiles, zeroed above (stream
+            // order); one block per tile, as the kernels require.
             unsafe { self.launch(&plan.phase1, tiles, plan.block, plan.smem, &args) }
         } else {
-            self.three_phase::<T, Op>(&plan, src, dst, n, init, mode, temp.buf.addr())
+            self.three_phase::<T, Op>(plan, src, dst, n, init, mode, temp)
         }
     }
 

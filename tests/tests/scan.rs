@@ -11,6 +11,9 @@
 //! arbitrary floats are compared with an f64 reference within a bound that
 //! grows with the depth of the combine tree.
 
+// `!(err <= bound)` on purpose: a NaN result must fail the comparison.
+#![allow(clippy::neg_cmp_op_on_partial_ord)]
+
 use gpuprim::scan::{
     Affine, BitAnd, BitOr, BitXor, Compose, Max, Min, Monoid, Product, Scan, ScanAlgorithm, ScanItem, ScanOp, Sum,
 };

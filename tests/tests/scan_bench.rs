@@ -48,7 +48,7 @@ trait BenchElem: Scalar + ScanItem + PartialEq {
 }
 impl BenchElem for i32 {
     fn value(i: usize) -> Self {
-        ((i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as i32 - (1 << 23) | 1
+        (((i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as i32 - (1 << 23)) | 1
     }
 }
 impl BenchElem for f32 {

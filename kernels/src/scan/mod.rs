@@ -127,6 +127,7 @@ use crate::ops::*;
 #[allow(unused_imports)]
 use affine::{Affine, Compose, affine_f32, affine_f64, affine_u16, affine_u32, recurrence_maps, recurrence_values};
 use lookback::scan_lookback;
+use status::clear_words;
 use three_phase::{add_prefix, scan_blelloch, scan_hillis_steele, scan_tiles, scan_warp_shuffle};
 use tickets::scan_tickets;
 
@@ -154,6 +155,7 @@ macro_rules! scan_entries {
                 ops [and = BitAnd, or = BitOr, xor = BitXor] types [i32, u32, i64, u64] blocks [256];
             scan_add_prefix(output: *mut T, n: u64, tile: u64, prefixes: *const T) => add_prefix::<T, Op, {B}>;
                 ops [compose = Compose] types [affine_u16, affine_u32, affine_f32, affine_f64] blocks [256];
+            scan_clear(p: *mut u64, words: u64) => clear_words::<{B}>; ops [any = Sum] types [u64] blocks [256];
             recurrence_maps(l: *const T, u: *const T, maps: *mut Affine<T>, n: u64) => recurrence_maps::<T, {B}>;
                 ops [lerp = Compose] types [f32, f64] blocks [256];
             recurrence_values(maps: *const Affine<T>, out: *mut T, n: u64) => recurrence_values::<T, {B}>;

@@ -39,7 +39,7 @@
 //! look-back waits with it.
 
 use super::Item;
-use crate::gpu::atomic;
+use crate::gpu::{self, atomic, global};
 use core::marker::PhantomData;
 use core::mem::size_of;
 
@@ -176,5 +176,21 @@ impl<T: Item> TileStatus<T> {
                 return (flag, from_words(bytes));
             }
         }
+    }
+}
+
+/// Zero `words` 64-bit words at `p`, grid-stride: the ticket counter and
+/// the tile status before a single-pass launch, without clearing the
+/// rest of a larger temporary buffer.
+///
+/// # Safety
+/// `p` holds `words` words of device memory.
+pub unsafe fn clear_words<const B: u32>(p: *mut u64, words: u64) {
+    let stride = B as u64 * gpu::grid_dim() as u64;
+    let mut i = gpu::block_idx() as u64 * B as u64 + gpu::thread_idx() as u64;
+    while i < words {
+        // SAFETY: i < words.
+        unsafe { global::store(p.add(i as usize), 0) };
+        i += stride;
     }
 }
