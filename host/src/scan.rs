@@ -226,10 +226,14 @@ unsafe impl DeviceRepr for Affine<f64> {
 /// Storage sized for `len` elements serves any shorter input too.
 ///
 /// The single-pass algorithms need their ticket counter and tile flags at
-/// zero: each call clears the bytes it uses first, with a small
-/// stream-ordered kernel.
+/// zero. Their storage is double-buffered: each launch uses one half and
+/// zeroes the other for the next call, so consecutive scans need no
+/// separate clearing launch (only the first call after [`Scan::temp`], or
+/// after the storage served another algorithm, clears its half first).
 pub struct ScanTemp {
     buf: DeviceBuffer<u8>,
+    /// For the single-pass scans: which half is zeroed and ready, if any.
+    ready: Option<usize>,
 }
 
 impl ScanTemp {
@@ -553,7 +557,10 @@ impl<'c> Scan<'c> {
         let bytes = match self.algorithm {
             _ if n == 0 => 0,
             ScanAlgorithm::ThreePhaseHostTotals => 0,
-            ScanAlgorithm::Tickets | ScanAlgorithm::DecoupledLookBack => k::status::status_bytes::<T>(n.div_ceil(tile)),
+            // Two halves: see `ScanTemp`.
+            ScanAlgorithm::Tickets | ScanAlgorithm::DecoupledLookBack => {
+                2 * round16(k::status::status_bytes::<T>(n.div_ceil(tile)))
+            }
             _ => three_phase_bytes(n, tile, std::mem::size_of::<T>() as u64),
         };
         usize::try_from(bytes).map_err(|_| Error::TooLarge {
@@ -567,7 +574,7 @@ impl<'c> Scan<'c> {
     /// these options.
     pub fn temp<T: ScanItem>(&self, len: usize) -> Result<ScanTemp> {
         let bytes = self.temp_bytes::<T>(len)?;
-        Ok(ScanTemp { buf: self.ctx.alloc::<u8>(bytes)? })
+        Ok(ScanTemp { buf: self.ctx.alloc::<u8>(bytes)?, ready: None })
     }
 
     /// The linear recurrence `v[k+1] = (1 - l[k]) * v[k] + l[k] * u[k]`
@@ -721,22 +728,46 @@ impl<'c> Scan<'c> {
         if self.algorithm == ScanAlgorithm::ThreePhaseHostTotals {
             return self.host_totals::<T, Op>(&plan, src, dst, n, init, mode);
         }
+        let status = round16(k::status::status_bytes::<T>(tiles)) as usize;
         match temp {
-            Some(t) => self.launches::<T, Op>(&plan, src, dst, n, init, mode, t.buf.addr(), need),
+            Some(t) if self.algorithm.is_single_pass() => {
+                // Double-buffered: this launch uses half `r` and zeroes the
+                // other half for the next one.
+                let half = (t.bytes() / 2) & !15;
+                let (r, ready) = match t.ready.take() {
+                    Some(r) => (r, true),
+                    None => (0, false),
+                };
+                let base = t.buf.addr();
+                let (used, spare) = (base + (r * half) as u64, base + ((1 - r) * half) as u64);
+                self.single_pass::<T, Op>(&plan, src, dst, n, init, mode, used, status, !ready, (spare, half))?;
+                t.ready = Some(1 - r);
+                Ok(())
+            }
+            Some(t) => {
+                t.ready = None;
+                self.three_phase::<T, Op>(&plan, src, dst, n, init, mode, t.buf.addr())
+            }
             // The context's scratch storage, reused across calls: no
             // allocation after the first call. Its first and last bytes
             // hold the reductions' counter (zero between calls); the scan
-            // uses the bytes between.
+            // uses the bytes between, and clears them first.
             None => self.ctx.inner.with_scratch(need + 2 * SCRATCH_GAP, |a| {
-                self.launches::<T, Op>(&plan, src, dst, n, init, mode, a.addr() + SCRATCH_GAP as u64, need)
+                let temp = a.addr() + SCRATCH_GAP as u64;
+                if self.algorithm.is_single_pass() {
+                    self.single_pass::<T, Op>(&plan, src, dst, n, init, mode, temp, status, true, (0, 0))
+                } else {
+                    self.three_phase::<T, Op>(&plan, src, dst, n, init, mode, temp)
+                }
             }),
         }
     }
 
-    /// The launches of a device-side scan, with `need` bytes of temporary
-    /// storage at `temp`.
+    /// The single-pass launch with its status at `temp` (`status` bytes;
+    /// cleared first with a separate launch if `clear`), zeroing the
+    /// `spare` storage (address, bytes) for the next call.
     #[allow(clippy::too_many_arguments)]
-    fn launches<T: ScanItem, Op: ScanOp<T>>(
+    fn single_pass<T: ScanItem, Op: ScanOp<T>>(
         &self,
         plan: &Plan,
         src: u64,
@@ -745,27 +776,37 @@ impl<'c> Scan<'c> {
         init: T,
         mode: u32,
         temp: u64,
-        need: usize,
+        status: usize,
+        clear: bool,
+        spare: (u64, usize),
     ) -> Result<()> {
         let tiles = n.div_ceil(plan.tile);
-        if self.algorithm.is_single_pass() {
-            // The ticket counter and the tile flags must start at zero:
-            // clear the bytes this launch uses (not the whole buffer).
-            let words = need.div_ceil(8) as u64;
+        if clear {
+            let words = status.div_ceil(8) as u64;
             let grid = words.div_ceil(256).clamp(1, self.ctx.multiprocessors() as u64 * 4);
-            // SAFETY: `temp` holds `need` bytes (checked by the caller,
-            // rounded up to whole words inside 16-byte-aligned storage).
+            // SAFETY: `temp` holds `status` bytes (the caller sized it),
+            // rounded up to whole words inside 16-byte-aligned storage.
             unsafe { self.launch(CLEAR, grid, 256, 0, &[Arg::Ptr(temp), words.into()])? };
-            let [lo, hi] = to_words(init);
-            let args = [Arg::Ptr(src), Arg::Ptr(dst), n.into(), lo.into(), hi.into(), mode.into(), Arg::Ptr(temp)];
-            // SAFETY: src and dst hold n elements (checked by the caller;
-            // they may be the same buffer, which the kernels allow); temp
-            // holds status_bytes for `tiles` tiles, zeroed above (stream
-            // order); one block per tile, as the kernels require.
-            unsafe { self.launch(&plan.phase1, tiles, plan.block, plan.smem, &args) }
-        } else {
-            self.three_phase::<T, Op>(plan, src, dst, n, init, mode, temp)
         }
+        let [lo, hi] = to_words(init);
+        let args = [
+            Arg::Ptr(src),
+            Arg::Ptr(dst),
+            n.into(),
+            lo.into(),
+            hi.into(),
+            mode.into(),
+            Arg::Ptr(temp),
+            Arg::Ptr(spare.0),
+            (spare.1 as u64 / 8).into(),
+        ];
+        // SAFETY: src and dst hold n elements (checked by the caller; they
+        // may be the same buffer, which the kernels allow); temp holds the
+        // status of `tiles` tiles, zeroed (above, or by the previous launch
+        // on this storage: stream order); spare is the other, disjoint half
+        // of the caller's storage (or empty); one block per tile, as the
+        // kernels require.
+        unsafe { self.launch(&plan.phase1, tiles, plan.block, plan.smem, &args) }
     }
 
     /// Phase 1 into `totals`, the totals scanned (exclusive, from `init`)

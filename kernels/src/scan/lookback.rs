@@ -3,7 +3,7 @@
 //! with the look-back spread over the whole block.
 
 use super::block::{block_exclusive_scan, warp_inclusive_scan};
-use super::status::{AGGREGATE, PREFIX, TileStatus};
+use super::status::{AGGREGATE, PREFIX, TileStatus, clear_words};
 use super::tile::{reduce_staged, scan_staged, stage_tile, unstage_tile};
 use super::{EXCLUSIVE, Item, SinglePassSmem, from_words};
 use crate::gpu::{self, Shared, WARP_SIZE, atomic, warp};
@@ -83,7 +83,13 @@ pub unsafe fn scan_lookback<T: Item, Op: Monoid<T>, const B: u32, const ITEMS: u
     init_hi: u64,
     mode: u32,
     temp: *mut u64,
+    spare: *mut u64,
+    spare_words: u64,
 ) {
+    // Clear the other half of double-buffered temporary storage for the
+    // next launch (`spare_words` is 0 when there is none).
+    // SAFETY: the caller's contract on `spare`.
+    unsafe { clear_words::<B>(spare, spare_words) };
     let tid = gpu::thread_idx();
     let tile_len = B as u64 * ITEMS as u64;
     let status = TileStatus::<T>::new(temp);

@@ -163,7 +163,7 @@ macro_rules! scan_entries {
             // Small tiles of a non-commutative operator, so the tests can make
             // the look-back cross many windows (32 threads: one warp per
             // window) and combine several warps of a window (64 threads).
-            scan_lookback(input: *const T, output: *mut T, n: u64, init_lo: u64, init_hi: u64, mode: u32, temp: *mut u64)
+            scan_lookback(input: *const T, output: *mut T, n: u64, init_lo: u64, init_hi: u64, mode: u32, temp: *mut u64, spare: *mut u64, spare_words: u64)
                 => scan_lookback::<T, Op, {B}, { lookback_items::<T>(B) }>;
                 ops [compose = Compose] types [affine_u32] blocks [32, 64];
         }
@@ -179,8 +179,8 @@ scan_entries! {
         => scan_warp_shuffle::<T, Op, {B}>; sum_blocks [32, 64, 128, 256, 512, 1024];
     scan_tiles(input: *const T, output: *mut T, n: u64, init_lo: u64, init_hi: u64, mode: u32, totals: *mut T)
         => scan_tiles::<T, Op, {B}, { tile_items::<T>() }>; sum_blocks [32, 64, 128, 256, 512];
-    scan_tickets(input: *const T, output: *mut T, n: u64, init_lo: u64, init_hi: u64, mode: u32, temp: *mut u64)
+    scan_tickets(input: *const T, output: *mut T, n: u64, init_lo: u64, init_hi: u64, mode: u32, temp: *mut u64, spare: *mut u64, spare_words: u64)
         => scan_tickets::<T, Op, {B}, { tile_items::<T>() }>; sum_blocks [32, 64, 128, 256, 512];
-    scan_lookback(input: *const T, output: *mut T, n: u64, init_lo: u64, init_hi: u64, mode: u32, temp: *mut u64)
+    scan_lookback(input: *const T, output: *mut T, n: u64, init_lo: u64, init_hi: u64, mode: u32, temp: *mut u64, spare: *mut u64, spare_words: u64)
         => scan_lookback::<T, Op, {B}, { lookback_items::<T>(B) }>; sum_blocks [32, 64, 128, 256, 512];
 }

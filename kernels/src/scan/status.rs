@@ -179,12 +179,17 @@ impl<T: Item> TileStatus<T> {
     }
 }
 
-/// Zero `words` 64-bit words at `p`, grid-stride: the ticket counter and
-/// the tile status before a single-pass launch, without clearing the
-/// rest of a larger temporary buffer.
+/// Zero `words` 64-bit words at `p`, grid-stride: a scan's status region
+/// before a launch (the `scan_clear` kernel), or, from inside a
+/// single-pass launch, the *other* region of double-buffered temporary
+/// storage, which the next launch will use (nothing reads it during this
+/// one, so no ordering is needed; the launch boundary makes the zeros
+/// visible to the next launch).
 ///
 /// # Safety
-/// `p` holds `words` words of device memory.
+/// `p` holds `words` words of device memory that no other thread of the
+/// launch accesses.
+#[inline(always)]
 pub unsafe fn clear_words<const B: u32>(p: *mut u64, words: u64) {
     let stride = B as u64 * gpu::grid_dim() as u64;
     let mut i = gpu::block_idx() as u64 * B as u64 + gpu::thread_idx() as u64;

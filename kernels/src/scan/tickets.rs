@@ -2,7 +2,7 @@
 //! alternative to the three-phase scan; a "chained scan").
 
 use super::block::block_exclusive_scan;
-use super::status::{PREFIX, TileStatus};
+use super::status::{PREFIX, TileStatus, clear_words};
 use super::tile::{load_tile, store_tile, thread_reduce, thread_scan};
 use super::{EXCLUSIVE, Item, SinglePassSmem, from_words};
 use crate::gpu::{self, atomic};
@@ -37,13 +37,16 @@ use crate::ops::Monoid;
 ///
 /// Parameters as the phase-1 kernels of [`super::three_phase`], with
 /// `temp`: [`status_bytes`](super::status::status_bytes) of zeroed
-/// storage. Grid: one block per tile; shared memory
+/// storage, and `spare`: `spare_words` words this launch zeroes for the
+/// next one (the other half of double-buffered storage; may be none).
+/// Grid: one block per tile; shared memory
 /// [`single_pass_smem_bytes`](super::single_pass_smem_bytes).
 ///
 /// # Safety
 /// `input`/`output` hold `n` elements (they may be the same buffer);
 /// `temp` is zeroed and large enough for `ceil(n / (B*ITEMS))` tiles; the
-/// grid has exactly that many blocks.
+/// grid has exactly that many blocks; `spare` holds `spare_words` words
+/// disjoint from everything else the launch touches.
 pub unsafe fn scan_tickets<T: Item, Op: Monoid<T>, const B: u32, const ITEMS: usize>(
     input: *const T,
     output: *mut T,
@@ -52,7 +55,13 @@ pub unsafe fn scan_tickets<T: Item, Op: Monoid<T>, const B: u32, const ITEMS: us
     init_hi: u64,
     mode: u32,
     temp: *mut u64,
+    spare: *mut u64,
+    spare_words: u64,
 ) {
+    // Clear the other half of double-buffered temporary storage for the
+    // next launch (`spare_words` is 0 when there is none).
+    // SAFETY: the caller's contract on `spare`.
+    unsafe { clear_words::<B>(spare, spare_words) };
     let tid = gpu::thread_idx();
     let tile_len = B as u64 * ITEMS as u64;
     let status = TileStatus::<T>::new(temp);
