@@ -303,8 +303,8 @@ impl Context {
     /// other arguments.
     pub unsafe fn launch(&self, name: &str, cfg: LaunchConfig, args: &[Arg]) -> Result<()> {
         let k = self.kernel(name)?;
-        let kinds: Vec<ParamKind> = args.iter().map(Arg::kind).collect();
-        if kinds != k.params {
+        if !args.iter().map(Arg::kind).eq(k.params.iter().copied()) {
+            let kinds: Vec<ParamKind> = args.iter().map(Arg::kind).collect();
             let show = |v: &[ParamKind]| v.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", ");
             return Err(Error::BadArguments { kernel: name.into(), expected: show(k.params), got: show(&kinds) });
         }
@@ -320,10 +320,16 @@ impl Context {
         }
         match &self.inner.backend {
             Backend::Cuda(c) => {
-                let mut slots: Vec<u64> = args.iter().map(slot).collect();
+                let mut slots = [0u64; 16];
+                if args.len() > slots.len() {
+                    return bad(format!("{} parameters (at most {})", args.len(), slots.len()));
+                }
+                for (s, a) in slots.iter_mut().zip(args) {
+                    *s = slot(a);
+                }
                 // SAFETY: argument kinds match the kernel (checked above);
                 // pointers are the caller's contract.
-                unsafe { c.launch(name, cfg.grid, cfg.block, cfg.shared_bytes, &mut slots) }
+                unsafe { c.launch(name, cfg.grid, cfg.block, cfg.shared_bytes, &mut slots[..args.len()]) }
             }
             Backend::Emu(e) => e
                 .launch(k, cfg.grid, cfg.block, cfg.shared_bytes as usize, args)

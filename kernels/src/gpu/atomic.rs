@@ -75,6 +75,23 @@ pub unsafe fn add<T: AtomicAdd>(p: *mut T, v: T) -> T {
     unsafe { T::atomic_add(p, v) }
 }
 
+/// Atomic add with acquire-release semantics at device scope
+/// (`atom.acq_rel.gpu.add.u32`): writes before it are visible to whoever
+/// observes its result, and it sees every write released before the values
+/// it observes. The "last block" ticket of a reduction.
+///
+/// # Safety
+/// `p` must point into a live device allocation, 4-byte aligned.
+#[inline(always)]
+#[track_caller]
+pub unsafe fn add_acq_rel_u32(p: *mut u32, v: u32) -> u32 {
+    imp::global_check(p as *const u8, 4, true);
+    // SAFETY: caller's contract.
+    let old = unsafe { imp::add_acq_rel_u32(p, v) };
+    imp::atomic_point();
+    old
+}
+
 /// Compare-and-swap on 32 bits: if `*p == current` store `new`; returns the
 /// old value.
 ///

@@ -157,6 +157,10 @@ pub(crate) unsafe fn atomic_add_f64(p: *mut f64, v: f64) -> f64 {
         }
     }
 }
+pub(crate) unsafe fn add_acq_rel_u32(p: *mut u32, v: u32) -> u32 {
+    // SAFETY: aligned, live (caller).
+    unsafe { AtomicU32::from_ptr(p) }.fetch_add(v, Ordering::AcqRel)
+}
 pub(crate) unsafe fn load_acquire_u32(p: *const u32) -> u32 {
     // SAFETY: aligned, live (caller).
     unsafe { AtomicU32::from_ptr(p as *mut u32) }.load(Ordering::Acquire)

@@ -19,6 +19,20 @@ pub unsafe fn load<T: Copy>(p: *const T) -> T {
     unsafe { p.read() }
 }
 
+/// Read `*p` with a `volatile` load (`ld.volatile.global`): served from L2,
+/// never from a stale L1 line or a register, for data other blocks wrote
+/// during this kernel (after an acquire that orders it).
+///
+/// # Safety
+/// As [`load`].
+#[inline(always)]
+#[track_caller]
+pub unsafe fn load_volatile<T: Copy>(p: *const T) -> T {
+    imp::global_check(p as *const u8, core::mem::size_of::<T>(), false);
+    // SAFETY: caller's contract; checked on the host.
+    unsafe { p.read_volatile() }
+}
+
 /// Write `*p = v`.
 ///
 /// # Safety

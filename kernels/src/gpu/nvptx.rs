@@ -120,6 +120,15 @@ pub unsafe fn atomic_add_f64(p: *mut f64, v: f64) -> f64 {
     old
 }
 #[inline(always)]
+pub unsafe fn add_acq_rel_u32(p: *mut u32, v: u32) -> u32 {
+    let old: u32;
+    // SAFETY: aligned, live address (caller).
+    unsafe {
+        asm!("atom.acq_rel.gpu.add.u32 {0}, [{1}], {2};", out(reg32) old, in(reg64) p, in(reg32) v, options(nostack))
+    };
+    old
+}
+#[inline(always)]
 pub unsafe fn load_acquire_u32(p: *const u32) -> u32 {
     let v: u32;
     // SAFETY: aligned, live address (caller).

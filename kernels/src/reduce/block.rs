@@ -120,15 +120,24 @@ pub unsafe fn finish<R: Reduction, const B: u32>(
             }
         }
         mode::LAST_BLOCK => {
+            if gpu::grid_dim() == 1 {
+                // A lone block is its own last block: no ticket, no partials.
+                if tid == 0 {
+                    // SAFETY: out holds one accumulator (caller).
+                    unsafe { global::store(out, total) };
+                }
+                return;
+            }
             let flag = s.after::<u32>(B as usize);
             if tid == 0 {
                 // SAFETY: one partial per block; counter valid (caller).
                 unsafe {
                     global::store(partials.add(block), total);
-                    // Release: our partial is visible device-wide before
-                    // the ticket that may let another block read it.
-                    atomic::fence_device();
-                    let ticket = atomic::add(counter, 1u32);
+                    // One acquire-release RMW: release publishes our partial
+                    // before our ticket; acquire makes every partial released
+                    // before the tickets we follow visible to this thread,
+                    // and the barrier below passes that on to the block.
+                    let ticket = atomic::add_acq_rel_u32(counter, 1);
                     flag.store(0, (ticket == gpu::grid_dim() - 1) as u32);
                 }
             }
@@ -136,15 +145,14 @@ pub unsafe fn finish<R: Reduction, const B: u32>(
             // SAFETY: written by thread 0 before the barrier.
             let last = unsafe { flag.load(0) } == 1;
             if last {
-                // Acquire: the tickets of all other blocks came after their
-                // partials; this fence orders our reads after the ticket.
-                atomic::fence_device();
                 let grid = gpu::grid_dim() as usize;
                 let mut acc = R::identity();
                 let mut i = tid as usize;
                 while i < grid {
+                    // Volatile: from L2, where the other blocks' partials
+                    // are, never from a stale L1 line.
                     // SAFETY: i < grid partials.
-                    acc = R::combine(acc, unsafe { global::load(partials.add(i)) });
+                    acc = R::combine(acc, unsafe { global::load_volatile(partials.add(i)) });
                     i += B as usize;
                 }
                 let t = block_reduce::<R, B>(acc, s);
