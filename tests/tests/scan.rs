@@ -314,7 +314,7 @@ fn property<T: ScanItem + PartialEq, Op: TestOp<T>>(ctx: &Context, scan: &Scan, 
 /// Every operator on every type it is instantiated for, with `alg`.
 fn every_operator_and_type(ctx: &Context, alg: ScanAlgorithm) {
     let scan = ctx.scan().algorithm(alg);
-    let n = cases(ctx, 6, 6);
+    let n = cases(ctx, 16, 6);
     macro_rules! all {
         ($($op:ty => [$($t:ty),*];)*) => {$($( property::<$t, $op>(ctx, &scan, n); )*)*};
     }
@@ -502,7 +502,7 @@ backend_test!(linear_recurrence_matches_the_sequential_loop, |ctx| {
 /// (two status words per tile).
 #[test]
 fn single_pass_scans_are_right_under_any_residency_and_schedule() {
-    for (resident, seed) in [(1, 1u64), (2, 2), (48, 3), (48, 4), (96, 5)] {
+    for (resident, seed) in [(1, 1u64), (2, 2), (3, 6), (8, 7), (48, 3), (48, 4), (64, 8), (96, 5), (96, 9)] {
         let ctx = Context::emulator_with(EmuConfig { resident_blocks: resident, seed, ..EmuConfig::default() });
         for alg in [ScanAlgorithm::Tickets, ScanAlgorithm::DecoupledLookBack] {
             let scan = ctx.scan().algorithm(alg).block_size(32);
