@@ -94,8 +94,11 @@ pub enum ScanAlgorithm {
     Tickets,
     /// Single pass with decoupled look-back (Merrill and Garland, 2016): a
     /// tile publishes its own total at once and looks back over its
-    /// predecessors, a warp-wide window of 32 at a time, until it finds a
-    /// published inclusive prefix. `2n` traffic, one launch; the default.
+    /// predecessors, the whole block reading a window of `B` of them per
+    /// memory round trip, until it finds a published inclusive prefix.
+    /// Tiles of 128 bytes per thread (8192 `i32` at 256 threads) staged in
+    /// shared memory. `2n` traffic, one launch; the default (84% of the
+    /// copy rate at 2^28 `i32`/`f32` on an H200).
     DecoupledLookBack,
 }
 

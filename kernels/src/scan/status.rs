@@ -7,8 +7,10 @@
 //! `INVALID -> AGGREGATE -> PREFIX` (or straight to `PREFIX`), and each
 //! (tile, flag) is published once, by one thread.
 //!
-//! Layout of the temporary storage (zeroed before each launch: the ticket
-//! counter and the flags must start at 0):
+//! Layout of the temporary storage (the ticket counter and the flags must
+//! start at 0: cleared by the `scan_clear` kernel before the launch, or,
+//! in double-buffered storage, by the previous launch — see
+//! [`clear_words`]):
 //!
 //! ```text
 //! byte 0    ticket counter (u32), padding to 16 bytes
