@@ -158,7 +158,8 @@ fn padded(i: usize) -> usize {
 /// x0  x01  x2  x03 (root=total)  0   x0   x01  x012   right := parent . left
 /// ```
 /// `O(n)` combines (`2(n-1)`), `2 log2 n` steps with a barrier each; the
-/// shared array is padded (see [`padded`]) so the strided tree accesses do
+/// shared array is padded (one slot per 32, as GPU Gems 3's
+/// `CONFLICT_FREE_OFFSET`) so the strided tree accesses do
 /// not pile onto one bank. The down-sweep keeps operands in order
 /// (`right := parent . left_sum`), so the operator need not commute.
 ///

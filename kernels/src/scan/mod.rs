@@ -18,7 +18,7 @@
 //! recursion.
 //!
 //! **Order.** Every kernel combines in input order, `combine(earlier,
-//! later)`, so any associative [`Monoid`](crate::ops::Monoid) works,
+//! later)`, so any associative [`Monoid`] works,
 //! commutative or not (see [`affine::Compose`]).
 //!
 //! **Semantics.** With `init` (passed as bytes, see [`to_words`]) and
@@ -29,9 +29,11 @@
 //!
 //! **User-defined operators.** Kernels are compiled to PTX ahead of time,
 //! so an operator must live in this crate to run on the GPU: implement
-//! [`Monoid`](crate::ops::Monoid) for it (associativity is all a scan
+//! [`Monoid`] for it (associativity is all a scan
 //! needs), add it to the `scan_entries!` list below, and name it on the
 //! host (`gpuprim::scan::ScanOp`).
+//!
+//! [`Monoid`]: crate::ops::Monoid
 
 pub mod affine;
 pub mod block;

@@ -26,7 +26,7 @@ use crate::gpu::{self, Shared, global};
 use crate::ops::Monoid;
 
 /// Phase 1 with the Hillis-Steele block scan
-/// ([`hillis_steele`](super::block::hillis_steele)): one element per
+/// ([`hillis_steele`]): one element per
 /// thread, tiles of `B`. Shared memory:
 /// [`hillis_steele_slots`](super::block::hillis_steele_slots)`(B)` elements.
 ///
@@ -59,7 +59,7 @@ pub unsafe fn scan_hillis_steele<T: Item, Op: Monoid<T>, const B: u32>(
 }
 
 /// Phase 1 with the Blelloch block scan
-/// ([`blelloch`](super::block::blelloch)): two elements per thread
+/// ([`blelloch`]): two elements per thread
 /// (`tid` and `tid + B`, so both loads coalesce), tiles of `2B`. Shared
 /// memory: [`blelloch_slots`](super::block::blelloch_slots)`(B)` elements.
 ///
@@ -96,7 +96,7 @@ pub unsafe fn scan_blelloch<T: Item, Op: Monoid<T>, const B: u32>(
 }
 
 /// Phase 1 with the warp-shuffle block scan
-/// ([`block_exclusive_scan`](super::block::block_exclusive_scan)): one
+/// ([`block_exclusive_scan`]): one
 /// element per thread, tiles of `B`. Shared memory:
 /// [`WARP_SLOTS`](super::block::WARP_SLOTS) elements.
 ///
