@@ -167,7 +167,11 @@ macro_rules! float_ops {
                 for (i, (&x, &g)) in data.iter().zip(got).enumerate() {
                     let next = run * x as f64;
                     let want = if exclusive { run } else { next };
-                    let bound = 2.0 * depth(i, data.len()) * eps * want.abs() + <$t>::MIN_POSITIVE as f64;
+                    // Every multiplication under an output rounds once, and
+                    // prefix i has i of them in any tree shape: relative
+                    // error at most (i + 1) * eps / 2 (not the tree depth).
+                    let ops = (i as f64 + 2.0).max(2.0 * depth(i, data.len()));
+                    let bound = ops * eps * want.abs() + <$t>::MIN_POSITIVE as f64;
                     if !((g as f64 - want).abs() <= bound) {
                         return Err(format!("at {i}: got {g}, want {want}, bound {bound}"));
                     }
@@ -197,7 +201,10 @@ macro_rules! float_ops {
                     let (wa, wb, wabs) = if exclusive { (a, b, babs) } else { (na, nb, nabs) };
                     let d = depth(i, data.len());
                     let tiny = d * <$t>::MIN_POSITIVE as f64;
-                    let (ba, bb) = (2.0 * d * eps * wa.abs() + tiny, 3.0 * d * eps * wabs + tiny);
+                    // `a` is a product of i + 1 factors (one rounding each, in
+                    // any tree shape); each term of `b` adds its additions.
+                    let ops = i as f64 + 2.0 + d;
+                    let (ba, bb) = (2.0 * ops * eps * wa.abs() + tiny, 3.0 * ops * eps * wabs + tiny);
                     if !((g.a as f64 - wa).abs() <= ba && (g.b as f64 - wb).abs() <= bb) {
                         return Err(format!("at {i}: got {g:?}, want ({wa}, {wb}), bounds ({ba}, {bb})"));
                     }
