@@ -743,7 +743,7 @@ impl<'c> Scan<'c> {
                 };
                 let base = t.buf.addr();
                 let (used, spare) = (base + (r * half) as u64, base + ((1 - r) * half) as u64);
-                self.single_pass::<T, Op>(&plan, src, dst, n, init, mode, used, status, !ready, (spare, half))?;
+                self.single_pass::<T>(&plan, src, dst, n, init, mode, used, status, !ready, (spare, half))?;
                 t.ready = Some(1 - r);
                 Ok(())
             }
@@ -758,7 +758,7 @@ impl<'c> Scan<'c> {
             None => self.ctx.inner.with_scratch(need + 2 * SCRATCH_GAP, |a| {
                 let temp = a.addr() + SCRATCH_GAP as u64;
                 if self.algorithm.is_single_pass() {
-                    self.single_pass::<T, Op>(&plan, src, dst, n, init, mode, temp, status, true, (0, 0))
+                    self.single_pass::<T>(&plan, src, dst, n, init, mode, temp, status, true, (0, 0))
                 } else {
                     self.three_phase::<T, Op>(&plan, src, dst, n, init, mode, temp)
                 }
@@ -770,7 +770,7 @@ impl<'c> Scan<'c> {
     /// cleared first with a separate launch if `clear`), zeroing the
     /// `spare` storage (address, bytes) for the next call.
     #[allow(clippy::too_many_arguments)]
-    fn single_pass<T: ScanItem, Op: ScanOp<T>>(
+    fn single_pass<T: ScanItem>(
         &self,
         plan: &Plan,
         src: u64,

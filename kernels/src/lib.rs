@@ -26,6 +26,9 @@
 #![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
 #![feature(macro_metavar_expr_concat)]
 #![deny(unsafe_op_in_unsafe_fn)]
+// Kernel functions take their launch parameters one by one, as the PTX
+// entry does; bundling them in a struct would only hide the signature.
+#![allow(clippy::too_many_arguments)]
 
 #[cfg(not(target_arch = "nvptx64"))]
 extern crate std;

@@ -21,12 +21,12 @@ pub use proptest;
 
 /// Append one line to the backend log, if one is configured.
 pub fn log(line: &str) {
-    if let Ok(path) = std::env::var("GPUPRIM_TEST_LOG") {
-        if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(path) {
-            // One write per line: parallel test processes append to the
-            // same file, and O_APPEND keeps a single write whole.
-            let _ = f.write_all(format!("{line}\n").as_bytes());
-        }
+    if let Ok(path) = std::env::var("GPUPRIM_TEST_LOG")
+        && let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(path)
+    {
+        // One write per line: parallel test processes append to the same
+        // file, and O_APPEND keeps a single write whole.
+        let _ = f.write_all(format!("{line}\n").as_bytes());
     }
 }
 

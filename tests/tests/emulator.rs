@@ -100,7 +100,7 @@ fn schedules() -> Vec<EmuConfig> {
         EmuConfig { seed: 1, ..d.clone() },
         EmuConfig { seed: 2, preempt_one_in: 1, ..d.clone() },
         EmuConfig { seed: 3, resident_blocks: 1, ..d.clone() },
-        EmuConfig { seed: 0xDEC0_DE5, resident_blocks: 2, preempt_one_in: 2, ..d.clone() },
+        EmuConfig { seed: 0x0DEC_0DE5, resident_blocks: 2, preempt_one_in: 2, ..d.clone() },
         d,
     ]
 }
@@ -596,7 +596,7 @@ impl Bits for f64 {
 fn shuffles_match_the_model<T: Bits>(ctx: &Context, values: Vec<T>) {
     const B: usize = 64;
     let threads = values.len() / 2;
-    assert!(threads % B == 0);
+    assert!(threads.is_multiple_of(B));
     let input = ctx.upload(&values).unwrap();
     let out = poisoned::<T>(ctx, threads * SHUFFLE_RESULTS);
     let name = format!("testing_shuffle_lanes_{}_b64", T::NAME);
