@@ -302,6 +302,102 @@ fn show<T: Elem>(ctx: &Context, label: &str, data: &[T], ops: Vec<Op<T>>) -> Res
     Ok(all_ok)
 }
 
+/// Scans of the same data: a running total of the hashed integers
+/// (exact, wrapping), an exclusive running sum of the signal (f64
+/// reference, rounding bound), and the signal smoothed by the recurrence
+/// `v[k+1] = (1 - a) v[k] + a x[k]` (an exponential moving average, solved
+/// as a scan of affine maps).
+fn show_scans(ctx: &Context, sig: &[f32], ints: &[i32]) -> Result<bool, gpuprim::Error> {
+    let n = sig.len();
+    let gbps = |bytes: usize, t: Duration| bytes as f64 / t.as_secs_f64() / 1e9;
+    let mut ok = true;
+    println!("scans ({n} elements):");
+    println!("  {:<34} {:<44} {:>10} {:>9}", "op", "check against the CPU", "time µs", "GB/s");
+
+    // Running total of the integers: exact.
+    let x = ctx.upload(ints)?;
+    let mut y = ctx.alloc::<i32>(n)?;
+    y.poison()?;
+    let (_, t) = ctx.time(|| ctx.inclusive_scan(&x, &mut y))?;
+    let got = y.to_vec()?;
+    let mut run = 0i32;
+    let bad = ints.iter().zip(&got).position(|(&v, &g)| {
+        run = run.wrapping_add(v);
+        g != run
+    });
+    let check = match bad {
+        None => format!("exact; last = {}", got.last().copied().unwrap_or(0)),
+        Some(i) => {
+            ok = false;
+            format!("MISMATCH at {i}")
+        }
+    };
+    println!(
+        "  {:<34} {:<44} {:>10.1} {:>9.2}",
+        "inclusive_scan (i32, sum)",
+        check,
+        t.as_secs_f64() * 1e6,
+        gbps(8 * n, t)
+    );
+
+    // Exclusive running sum of the signal: within the rounding bound.
+    let xs = ctx.upload(sig)?;
+    let mut ys = ctx.alloc::<f32>(n)?;
+    ys.poison()?;
+    let (_, t) = ctx.time(|| ctx.exclusive_scan(&xs, &mut ys, 0.0))?;
+    let got = ys.to_vec()?;
+    let (mut want, mut abs, mut worst) = (0.0f64, 0.0f64, 0.0f64);
+    let depth = 64.0 + 2.0 * (n.max(2) as f64).log2();
+    for (i, (&v, &g)) in sig.iter().zip(&got).enumerate() {
+        let bound = (depth + (i / 256) as f64) * f32::EPSILON as f64 * abs + f64::MIN_POSITIVE;
+        let err = (g as f64 - want).abs();
+        if !(err <= bound) {
+            ok = false;
+        }
+        worst = worst.max(err / bound.max(f64::MIN_POSITIVE));
+        want += v as f64;
+        abs += (v as f64).abs();
+    }
+    let check =
+        format!("{} (worst error {:.2} of its bound)", if worst <= 1.0 { "within bound" } else { "MISMATCH" }, worst);
+    println!(
+        "  {:<34} {:<44} {:>10.1} {:>9.2}",
+        "exclusive_scan (f32, sum)",
+        check,
+        t.as_secs_f64() * 1e6,
+        gbps(8 * n, t)
+    );
+
+    // Exponential moving average of the signal through the recurrence.
+    let a = 0.01f32;
+    let l = ctx.upload(&vec![a; n])?;
+    let mut v = ctx.alloc::<f32>(n)?;
+    v.poison()?;
+    let (_, t) = ctx.time(|| ctx.linear_recurrence(&l, &xs, 0.0, &mut v))?;
+    let got = v.to_vec()?;
+    let (mut cur, mut worst) = (0.0f64, 0.0f64);
+    for (&x, &g) in sig.iter().zip(&got) {
+        cur = (1.0 - a as f64) * cur + a as f64 * x as f64;
+        worst = worst.max((g as f64 - cur).abs());
+    }
+    // Each step contracts earlier errors by (1 - a): rounding stays within
+    // a few hundred ulps of the signal's scale.
+    let bound = 1e-4;
+    if !(worst <= bound) {
+        ok = false;
+    }
+    let check =
+        format!("max |error| {worst:.1e} (bound {bound:.0e}); last = {:.4}", got.last().copied().unwrap_or(0.0));
+    println!(
+        "  {:<34} {:<44} {:>10.1} {:>9.2}",
+        "linear_recurrence (f32, EMA 0.01)",
+        check,
+        t.as_secs_f64() * 1e6,
+        gbps(12 * n, t)
+    );
+    Ok(ok)
+}
+
 /// Environment: `GPUPRIM_BACKEND=emu|cuda` picks the backend;
 /// `GPUPRIM_REQUIRE_GPU=1` fails rather than fall back to the emulator.
 fn main() -> ExitCode {
@@ -351,7 +447,9 @@ fn main() -> ExitCode {
         let a = show(&ctx, "signal", &signal(n, 1), ops::<f32>().into_iter().chain(float_ops()).collect())?;
         println!();
         let b = show(&ctx, "hashed", &hashed(n, 2), ops::<i32>())?;
-        Ok(a & b)
+        println!();
+        let c = show_scans(&ctx, &signal(n, 1), &hashed(n, 2))?;
+        Ok(a & b & c)
     };
     match run() {
         Ok(true) => {
