@@ -307,6 +307,8 @@ fn show<T: Elem>(ctx: &Context, label: &str, data: &[T], ops: Vec<Op<T>>) -> Res
 /// reference, rounding bound), and the signal smoothed by the recurrence
 /// `v[k+1] = (1 - a) v[k] + a x[k]` (an exponential moving average, solved
 /// as a scan of affine maps).
+// `!(err <= bound)` on purpose: a NaN must fail the comparison.
+#[allow(clippy::neg_cmp_op_on_partial_ord)]
 fn show_scans(ctx: &Context, sig: &[f32], ints: &[i32]) -> Result<bool, gpuprim::Error> {
     let n = sig.len();
     let gbps = |bytes: usize, t: Duration| bytes as f64 / t.as_secs_f64() / 1e9;
