@@ -40,3 +40,8 @@ pub const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels.ptx"));
 pub const CUBIN: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/kernels.cubin"));
 /// The GPU architecture [`CUBIN`] was built for (`"sm_90"`), or `""`.
 pub const CUBIN_ARCH: &str = include_str!(concat!(env!("OUT_DIR"), "/cubin_arch.txt"));
+
+/// The README's example, compiled and run as a doc test.
+#[doc = include_str!("../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
