@@ -45,8 +45,10 @@ impl Alloc {
 
 pub(crate) struct Inner {
     /// Temporary storage the simple calls reuse (declared before `backend`
-    /// so it is freed while the CUDA context still exists). Invariant: the
-    /// "last block" counter at its end is zero between calls.
+    /// so it is freed while the CUDA context still exists). Layout: the
+    /// reductions' "last block" counter sits in the first 256 bytes and is
+    /// zero between calls; everything after is free for each call to use
+    /// (reduction partials, scan status), with no contents promised.
     scratch: std::sync::Mutex<Option<(Alloc, usize)>>,
     pub(crate) backend: Backend,
     kernels: HashMap<&'static str, &'static HostKernel>,

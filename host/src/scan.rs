@@ -164,8 +164,9 @@ const ADD_BLOCK: u32 = 256;
 const MAX_GRID: u64 = i32::MAX as u64;
 /// The kernel that clears the single-pass scans' status.
 const CLEAR: &str = "scan_clear_any_u64_b256";
-/// Bytes of the context's scratch storage the scans leave alone at each
-/// end (the reductions keep a counter there).
+/// Bytes of the context's scratch storage the scans leave alone at its
+/// start, where the reductions keep their counter (and, for symmetry of
+/// the sizing, at its end).
 const SCRATCH_GAP: usize = 256;
 
 /// Element types of scans: plain data of 4, 8 or 16 bytes that kernels can
@@ -752,9 +753,9 @@ impl<'c> Scan<'c> {
                 self.three_phase::<T, Op>(&plan, src, dst, n, init, mode, t.buf.addr())
             }
             // The context's scratch storage, reused across calls: no
-            // allocation after the first call. Its first and last bytes
-            // hold the reductions' counter (zero between calls); the scan
-            // uses the bytes between, and clears them first.
+            // allocation after the first call. Its first 256 bytes hold the
+            // reductions' counter (zero between calls); the scan uses bytes
+            // after those, and clears them first.
             None => self.ctx.inner.with_scratch(need + 2 * SCRATCH_GAP, |a| {
                 let temp = a.addr() + SCRATCH_GAP as u64;
                 if self.algorithm.is_single_pass() {
