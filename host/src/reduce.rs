@@ -26,7 +26,7 @@
 use crate::buffer::{DeviceBuffer, DeviceRepr, Scalar};
 use crate::context::{Context, LaunchConfig};
 use crate::error::{Error, Result};
-use gpuprim_kernels::ops::{self as kops, Integer};
+use gpuprim_kernels::ops::{self as kops};
 use gpuprim_kernels::reduce::block::{finish_smem, mode};
 use gpuprim_kernels::reduce::reduction::{Arg, Dot, Indexed, Largest, Plain, Reduction, Smallest, SumAbs, SumSquares};
 
@@ -157,6 +157,8 @@ enum Op {
     SumSquares,
     ArgMin,
     ArgMax,
+    /// An operator named by a [`ReduceOp`] implementation.
+    Custom(&'static str),
 }
 
 impl Op {
@@ -174,6 +176,7 @@ impl Op {
             Op::SumSquares => "sumsq",
             Op::ArgMin => "argmin",
             Op::ArgMax => "argmax",
+            Op::Custom(name) => name,
         }
     }
     /// The operator that reduces this one's partials.
@@ -340,6 +343,38 @@ impl Context {
     }
 }
 
+pub use gpuprim_kernels::ops::{BitAnd, BitOr, BitXor, Integer, Max, Min, Monoid, Product, Sum};
+
+/// An operator the reduction kernels are instantiated for: an associative,
+/// commutative [`Monoid`] and the name its kernels carry
+/// (`reduce_<variant>_<NAME>_<type>_b<block>`).
+///
+/// Kernels are compiled to PTX ahead of time, so a new operator needs two
+/// steps: implement [`Monoid`] for it in the kernels crate (on the GPU it
+/// runs as device code) and add it to the `entries!` list in
+/// `kernels/src/reduce/mod.rs` (as `Plain<T, YourOp>`, with the types and
+/// block sizes you want); then implement this trait with the same name and
+/// call [`Reducer::reduce_by`]. An operator without kernels gives
+/// [`Error::UnknownKernel`].
+pub trait ReduceOp<T>: Monoid<T> {
+    /// The operator's part of the kernel names.
+    const NAME: &'static str;
+}
+macro_rules! reduce_op {
+    ($op:ident, $name:literal, $bound:path) => {
+        impl<T: $bound> ReduceOp<T> for $op {
+            const NAME: &'static str = $name;
+        }
+    };
+}
+reduce_op!(Sum, "sum", kops::Element);
+reduce_op!(Product, "product", kops::Element);
+reduce_op!(Min, "min", kops::Element);
+reduce_op!(Max, "max", kops::Element);
+reduce_op!(BitAnd, "and", Integer);
+reduce_op!(BitOr, "or", Integer);
+reduce_op!(BitXor, "xor", Integer);
+
 /// Float element types (`f32`, `f64`), for norms.
 pub trait Float: Scalar {
     fn sqrt(self) -> Self;
@@ -480,6 +515,21 @@ impl<'c> Reducer<'c> {
     pub fn max<T: Scalar>(&self, x: impl Input<T>) -> Result<T> {
         self.scalar::<Plain<T, kops::Max>>(Op::Max, x, None)
     }
+    /// Reduce with any operator the kernels are instantiated for, named by
+    /// its type: the built-in monoids, or one of your own (see
+    /// [`ReduceOp`]).
+    ///
+    /// ```
+    /// # let ctx = gpuprim::Context::new().unwrap();
+    /// use gpuprim::reduce::{Max, Sum};
+    /// let x = ctx.upload(&[3i32, -7, 12]).unwrap();
+    /// assert_eq!(ctx.reducer().reduce_by::<i32, Max>(&x).unwrap(), 12);
+    /// assert_eq!(ctx.reducer().reduce_by::<i32, Sum>(&x).unwrap(), 8);
+    /// ```
+    pub fn reduce_by<T: Scalar, Op: ReduceOp<T>>(&self, x: impl Input<T>) -> Result<T> {
+        self.scalar::<Plain<T, Op>>(self::Op::Custom(Op::NAME), x, None)
+    }
+
     /// Bitwise and of all elements (all ones for empty input).
     ///
     /// ```

@@ -368,3 +368,31 @@ fn inputs_beyond_32_bit_indexing_reduce_correctly_on_the_gpu() {
         assert_eq!(ctx.reducer().algorithm(alg).argmax(&buf).unwrap(), Some((peak_at, 5000)), "{alg:?}");
     }
 }
+
+/// An operator with no kernels: the host side alone cannot run it.
+#[derive(Clone, Copy)]
+struct Nowhere;
+impl gpuprim::reduce::Monoid<i32> for Nowhere {
+    fn identity() -> i32 {
+        0
+    }
+    fn combine(a: i32, b: i32) -> i32 {
+        a.wrapping_sub(b)
+    }
+}
+impl gpuprim::reduce::ReduceOp<i32> for Nowhere {
+    const NAME: &'static str = "nowhere";
+}
+
+backend_test!(reduce_by_names_operators_by_type_and_refuses_ones_without_kernels, |ctx| {
+    use gpuprim::reduce::{BitXor, Max, Min, Product, Sum};
+    let x: Vec<i32> = draw(proptest::collection::vec(any::<i32>(), 1..5000));
+    let buf = ctx.upload(&x).unwrap();
+    let r = ctx.reducer();
+    assert_eq!(r.reduce_by::<i32, Sum>(&buf).unwrap(), r.sum(&buf).unwrap());
+    assert_eq!(r.reduce_by::<i32, Product>(&buf).unwrap(), x.iter().fold(1i32, |a, &b| a.wrapping_mul(b)));
+    assert_eq!(r.reduce_by::<i32, Min>(&buf).unwrap(), *x.iter().min().unwrap());
+    assert_eq!(r.reduce_by::<i32, Max>(&buf).unwrap(), *x.iter().max().unwrap());
+    assert_eq!(r.reduce_by::<i32, BitXor>(&buf).unwrap(), x.iter().fold(0, |a, &b| a ^ b));
+    assert!(matches!(r.reduce_by::<i32, Nowhere>(&buf), Err(Error::UnknownKernel { .. })));
+});
