@@ -474,22 +474,7 @@ fn reduce_cases_for<T: Elem>() -> Vec<Case> {
 /// [`sum_variant`] with another block size; named `sum/<kernel>+<finish>/b<block>`.
 fn sum_variant_block<T: Elem>(alg: ReduceAlgorithm, fin: Finish, block: u32) -> Case {
     let name = format!("sum/{}+{}/b{block}", alg.name(), format!("{fin:?}").to_lowercase());
-    let temp: RefCell<Option<(usize, ReduceTemp)>> = RefCell::new(None);
-    reduce_case::<T>(
-        &name,
-        move |ctx, input, out| {
-            let r = ctx.reducer().algorithm(alg).finish(fin).block_size(block);
-            let mut slot = temp.borrow_mut();
-            let mut t = match slot.take() {
-                Some((n, t)) if n == input.len() => t,
-                _ => r.temp::<T>(input.len())?,
-            };
-            let result = r.sum_with_temp(input, out, &mut t);
-            *slot = Some((input.len(), t));
-            result
-        },
-        sum_expect::<T>,
-    )
+    sum_case::<T>(name, alg, fin, block)
 }
 
 /// The sum with one kernel and one finishing strategy, into temporary
@@ -501,11 +486,16 @@ fn sum_variant<T: Elem>(alg: ReduceAlgorithm, fin: Finish) -> Case {
         Finish::LastBlock => format!("sum/{}", alg.name()),
         other => format!("sum/{}+{}", alg.name(), format!("{other:?}").to_lowercase()),
     };
+    sum_case::<T>(name, alg, fin, gpuprim::reduce::DEFAULT_BLOCK)
+}
+
+/// The case behind [`sum_variant`] and [`sum_variant_block`].
+fn sum_case<T: Elem>(name: String, alg: ReduceAlgorithm, fin: Finish, block: u32) -> Case {
     let temp: RefCell<Option<(usize, ReduceTemp)>> = RefCell::new(None);
     reduce_case::<T>(
         &name,
         move |ctx, input, out| {
-            let r = ctx.reducer().algorithm(alg).finish(fin).deterministic(fin != Finish::Atomic);
+            let r = ctx.reducer().algorithm(alg).finish(fin).block_size(block).deterministic(fin != Finish::Atomic);
             let mut slot = temp.borrow_mut();
             let mut t = match slot.take() {
                 Some((n, t)) if n == input.len() => t,

@@ -734,7 +734,7 @@ impl<'c> Reducer<'c> {
             }
             Ok(g as u32)
         };
-        let mut passes = vec![Pass { op: op_name(op), n, grid: grid_for(n)? }];
+        let mut passes = vec![Pass { op: op.name(), n, grid: grid_for(n)? }];
         if self.finish == Finish::Relaunch {
             let mut g = passes[0].grid as u64;
             while g > 1 {
@@ -846,8 +846,4 @@ impl<'c> Reducer<'c> {
         }
         Ok(())
     }
-}
-
-fn op_name(op: Op) -> &'static str {
-    op.name()
 }
