@@ -97,9 +97,13 @@ pub unsafe fn stage_tile<T: Item, Op: Monoid<T>, const B: u32, const ITEMS: usiz
     // whole tile is in range), shared indices below tile_slots.
     if start + len as u64 <= n {
         let base = unsafe { input.add(start as usize) };
-        for k in 0..ITEMS {
-            let i = k * B as usize + tid;
-            unsafe { s.store(pad::<T, ITEMS>(i), global::load(base.add(i))) };
+        // 16-byte loads when the input is aligned for them (a tile spans a
+        // multiple of 16 bytes, so every tile then is).
+        let aligned = (base as usize).is_multiple_of(16);
+        match size_of::<T>() {
+            4 if aligned && ITEMS.is_multiple_of(4) => unsafe { stage_full_vec::<T, B, ITEMS, 4>(base, s) },
+            8 if aligned && ITEMS.is_multiple_of(2) => unsafe { stage_full_vec::<T, B, ITEMS, 2>(base, s) },
+            _ => unsafe { stage_full_vec::<T, B, ITEMS, 1>(base, s) },
         }
     } else {
         for k in 0..ITEMS {
@@ -132,9 +136,11 @@ pub unsafe fn unstage_tile<T: Item, const B: u32, const ITEMS: usize>(
     // SAFETY (all accesses): as in `stage_tile`.
     if start + len as u64 <= n {
         let base = unsafe { output.add(start as usize) };
-        for k in 0..ITEMS {
-            let i = k * B as usize + tid;
-            unsafe { global::store(base.add(i), s.load(pad::<T, ITEMS>(i))) };
+        let aligned = (base as usize).is_multiple_of(16);
+        match size_of::<T>() {
+            4 if aligned && ITEMS.is_multiple_of(4) => unsafe { unstage_full_vec::<T, B, ITEMS, 4>(base, s) },
+            8 if aligned && ITEMS.is_multiple_of(2) => unsafe { unstage_full_vec::<T, B, ITEMS, 2>(base, s) },
+            _ => unsafe { unstage_full_vec::<T, B, ITEMS, 1>(base, s) },
         }
     } else {
         for k in 0..ITEMS {
@@ -144,6 +150,59 @@ pub unsafe fn unstage_tile<T: Item, const B: u32, const ITEMS: usize>(
                 unsafe { global::store(output.add(g as usize), s.load(pad::<T, ITEMS>(i))) };
             }
         }
+    }
+}
+
+/// A whole tile from global to shared memory in chunks of `V` consecutive
+/// elements (16 bytes when `V * size_of::<T>() == 16`): chunk `k*B + t` to
+/// thread `t`, so a warp still reads one contiguous run per instruction,
+/// now of 512 bytes, and a thread has all its `ITEMS / V` loads in flight
+/// before its first shared store. The chunk's elements go to shared memory
+/// one by one; with the padding of [`pad_every`] those stores are free of
+/// bank conflicts (lane `L` of a warp writes element `j` of its chunk to
+/// word `V*L + j + V*L/32` for 4-byte types: 32 distinct banks).
+///
+/// # Safety
+/// `base` holds a whole tile, aligned to `V * size_of::<T>()`; `s` as in
+/// [`stage_tile`]; `ITEMS` is a multiple of `V`.
+#[inline(always)]
+#[track_caller]
+unsafe fn stage_full_vec<T: Item, const B: u32, const ITEMS: usize, const V: usize>(base: *const T, s: Shared<T>) {
+    let tid = gpu::thread_idx() as usize;
+    let chunks = ITEMS / V;
+    let mut k = 0;
+    while k < chunks {
+        let q = k * B as usize + tid;
+        // SAFETY: chunk q lies inside the tile (caller); shared slots below
+        // tile_slots.
+        let v: [T; V] = unsafe { global::load_vec_coherent::<T, V>(base.add(q * V)) };
+        for (j, x) in v.into_iter().enumerate() {
+            unsafe { s.store(pad::<T, ITEMS>(q * V + j), x) };
+        }
+        k += 1;
+    }
+}
+
+/// The reverse of [`stage_full_vec`]: a whole tile from shared to global
+/// memory, `V` elements per store.
+///
+/// # Safety
+/// As [`stage_full_vec`], for writing.
+#[inline(always)]
+#[track_caller]
+unsafe fn unstage_full_vec<T: Item, const B: u32, const ITEMS: usize, const V: usize>(base: *mut T, s: Shared<T>) {
+    let tid = gpu::thread_idx() as usize;
+    let chunks = ITEMS / V;
+    let mut k = 0;
+    while k < chunks {
+        let q = k * B as usize + tid;
+        let mut v = [unsafe { s.load(pad::<T, ITEMS>(q * V)) }; V];
+        for (j, x) in v.iter_mut().enumerate().skip(1) {
+            // SAFETY: as in `stage_full_vec`.
+            *x = unsafe { s.load(pad::<T, ITEMS>(q * V + j)) };
+        }
+        unsafe { global::store_vec::<T, V>(base.add(q * V), v) };
+        k += 1;
     }
 }
 
