@@ -547,6 +547,22 @@ fn scan_cases_for<T: Elem>() -> Vec<Case> {
             }
         }));
     }
+    // The look-back at the other block sizes that keep 128 bytes (or 64 at
+    // 512 threads) per thread, for tuning.
+    for block in [128u32, 512] {
+        let temp: RefCell<Option<(usize, ScanTemp)>> = RefCell::new(None);
+        cases.push(scan_case::<T>(&format!("inclusive/lookback/b{block}"), true, move |ctx, input, out| {
+            let scan = ctx.scan().algorithm(ScanAlgorithm::DecoupledLookBack).block_size(block);
+            let mut slot = temp.borrow_mut();
+            if !matches!(&*slot, Some((len, _)) if *len >= input.len()) {
+                *slot = Some((input.len(), scan.temp::<T>(input.len())?));
+            }
+            match slot.as_mut() {
+                Some((_, t)) => scan.inclusive_with_temp(input, out, Sum, t),
+                None => scan.inclusive(input, out, Sum),
+            }
+        }));
+    }
     // The simple calls (default algorithm, the context's scratch storage).
     cases.push(scan_case::<T>("inclusive_scan", true, |ctx, input, out| ctx.inclusive_scan(input, out)));
     cases.push(scan_case::<T>("exclusive_scan", false, |ctx, input, out| ctx.exclusive_scan(input, out, T::default())));
@@ -584,18 +600,44 @@ struct Plan {
     runs: usize,
 }
 
-/// Warm up, then time each run on its own. `run(i)` gets the run's index
-/// (warm-up runs first), to pick its input copy.
-fn time_runs(ctx: &Context, plan: &Plan, copies: usize, mut run: impl FnMut(usize) -> Res<()>) -> Res<Timing> {
+/// Warm up, then time each run on its own, in GPU time: each run with
+/// [`Context::time_held`], the stream held while the run queues its
+/// launches, so the host's submission cost stays out of the interval.
+/// `run(i)` gets the run's index (warm-up runs first), to pick its input copy.
+fn time_runs(ctx: &Context, plan: &Plan, copies: usize, run: impl FnMut(usize) -> Res<()>) -> Res<Timing> {
+    time_runs_with(ctx, plan, copies, true, run)
+}
+
+/// [`time_runs`], timing each run with [`Context::time_held`] when `held`,
+/// else with [`Context::time`] (which includes the host's submission of each
+/// launch). Warm-up runs use `time` either way: they may allocate or free
+/// temporary storage, which waits for the GPU and so cannot run held; their
+/// times only size the number of runs.
+fn time_runs_with(
+    ctx: &Context,
+    plan: &Plan,
+    copies: usize,
+    held: bool,
+    mut run: impl FnMut(usize) -> Res<()>,
+) -> Res<Timing> {
     let mut index = 0;
-    let mut once = |index: usize| -> Res<f64> {
-        let (r, t) = ctx.time(|| Ok(run(index)))?;
+    let mut once = |index: usize, held: bool| -> Res<f64> {
+        let mut timed = |held: bool| {
+            let f = || Ok(run(index));
+            if held { ctx.time_held(f) } else { ctx.time(f) }
+        };
+        let (r, t) = match timed(held) {
+            // A run that waited for the GPU (a first-use allocation, with no
+            // warm-up before it) is run once more, now that it needs not.
+            Err(gpuprim::Error::HoldTimedOut { .. }) => timed(held)?,
+            other => other?,
+        };
         r?;
         Ok(t.as_secs_f64() * 1e6)
     };
     let mut warm = Vec::new();
     for _ in 0..plan.warmup {
-        warm.push(once(index)?);
+        warm.push(once(index, false)?);
         index += 1;
     }
     let mut runs = plan.runs;
@@ -605,7 +647,7 @@ fn time_runs(ctx: &Context, plan: &Plan, copies: usize, mut run: impl FnMut(usiz
     }
     let mut samples = Vec::with_capacity(runs);
     for _ in 0..runs {
-        samples.push(once(index)?);
+        samples.push(once(index, held)?);
         index += 1;
     }
     let mut sorted = samples.clone();
@@ -719,8 +761,14 @@ struct Latency {
     ty: Ty,
     n: usize,
     check: String,
+    /// GPU time of the whole call ([`Context::time_held`]: events around
+    /// its launches, the stream held while the host queues them).
     #[serde(flatten)]
     timing: Timing,
+    /// The same call timed with [`Context::time`]: events around the call
+    /// on an idle stream, so the host's submission of each launch counts
+    /// (what a caller waiting for one call sees).
+    with_host_launch: Timing,
 }
 
 #[derive(Serialize)]
@@ -773,6 +821,9 @@ usage: bench [reduce|scan|all] [--quick] [--out DIR] [--sizes SPEC] [--types LIS
   --sizes SPEC     log2 sizes: 10..28 (inclusive), 16,20,24, or a mix (12..16,20)
                    (GPU default 10..28; emulator default 10..14)
   --types LIST     element types, from i32,f32,f64 (default all three)
+  --cases LIST     only the cases whose name contains one of these
+                   comma-separated strings (e.g. lookback,copy); the latency
+                   line runs when one of them is in `sum_into`
   --runs N         timed runs per measurement (GPU default 100, emulator 5)
   --warmup N       untimed runs first (GPU default 3, emulator 1)
 
@@ -787,6 +838,8 @@ struct Options {
     types: Vec<Ty>,
     runs: Option<usize>,
     warmup: Option<usize>,
+    /// Only cases whose name contains one of these (all when `None`).
+    cases: Option<Vec<String>>,
 }
 
 fn parse_sizes(spec: &str) -> Res<Vec<u32>> {
@@ -821,6 +874,7 @@ fn parse_args(args: &[String]) -> Res<Option<Options>> {
         types: Ty::ALL.to_vec(),
         runs: None,
         warmup: None,
+        cases: None,
     };
     let mut it = args.iter();
     let value = |it: &mut std::slice::Iter<String>, flag: &str| -> Res<String> {
@@ -847,6 +901,15 @@ fn parse_args(args: &[String]) -> Res<Option<Options>> {
                 if o.types.is_empty() {
                     return Err("--types: no types given".into());
                 }
+            }
+            "--cases" => {
+                let v = value(&mut it, a)?;
+                let list: Vec<String> =
+                    v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect();
+                if list.is_empty() {
+                    return Err("--cases: no names given".into());
+                }
+                o.cases = Some(list);
             }
             "--runs" | "--warmup" => {
                 let v = value(&mut it, a)?;
@@ -1030,12 +1093,16 @@ impl Bench<'_> {
         let inputs: Vec<AnyBuf> =
             (0..copies).map(|_| self.ctx.upload(&data).map(T::wrap)).collect::<gpuprim::Result<_>>()?;
         let mut out = T::wrap(self.ctx.alloc::<T>((case.out_len)(n))?);
-        let timing = time_runs(self.ctx, &self.plan, copies, |i| (case.run)(self.ctx, &inputs[i % copies], &mut out))?;
+        let mut timed = |held: bool| {
+            time_runs_with(self.ctx, &self.plan, copies, held, |i| (case.run)(self.ctx, &inputs[i % copies], &mut out))
+        };
+        let timing = timed(true)?;
+        let with_host_launch = timed(false)?;
         let check = match (case.check)(&T::wrap_host(data), &out) {
             Ok(()) => "ok".to_string(),
             Err(e) => format!("FAILED: {e}"),
         };
-        Ok(Latency { case: case.name.clone(), ty: T::TY, n, check, timing })
+        Ok(Latency { case: case.name.clone(), ty: T::TY, n, check, timing, with_host_launch })
     }
 }
 
@@ -1107,7 +1174,8 @@ fn real_main(args: &[String]) -> Res<bool> {
             Group::Reduce => reduce_cases(),
             Group::Scan => scan_cases(),
         };
-        let cases: Vec<&Case> = all_cases.iter().filter(|c| opt.types.contains(&c.ty)).collect();
+        let wanted = |name: &str| opt.cases.as_ref().is_none_or(|l| l.iter().any(|p| name.contains(p.as_str())));
+        let cases: Vec<&Case> = all_cases.iter().filter(|c| opt.types.contains(&c.ty) && wanted(&c.name)).collect();
         println!("== {}", group.name());
         if all_cases.is_empty() {
             println!("  no {} cases yet", group.name());
@@ -1126,7 +1194,9 @@ fn real_main(args: &[String]) -> Res<bool> {
         }
         // Latency: the whole default `sum_into` of 2^20 f32.
         let mut latency = Vec::new();
-        if group == Group::Reduce {
+        if group == Group::Reduce
+            && opt.cases.as_ref().is_none_or(|l| l.iter().any(|p| "sum_into".contains(p.as_str())))
+        {
             let case = latency_case();
             let l = bench.latency::<f32>(&case).unwrap_or_else(|e| Latency {
                 case: case.name.clone(),
@@ -1134,8 +1204,15 @@ fn real_main(args: &[String]) -> Res<bool> {
                 n: 1 << LATENCY_LOG2,
                 check: format!("ERROR: {e}"),
                 timing: Timing::failed(bench.plan.warmup, 0),
+                with_host_launch: Timing::failed(bench.plan.warmup, 0),
             });
-            println!("  latency {} f32 2^{LATENCY_LOG2}: median {} µs {}", l.case, sig(l.timing.median_us), l.check);
+            println!(
+                "  latency {} f32 2^{LATENCY_LOG2}: median {} µs GPU time, {} µs with host launch cost {}",
+                l.case,
+                sig(l.timing.median_us),
+                sig(l.with_host_launch.median_us),
+                l.check
+            );
             latency.push(l);
         }
 
@@ -1208,13 +1285,17 @@ fn real_main(args: &[String]) -> Res<bool> {
         print!("{}", table(results));
         for l in latency {
             println!(
-                "latency ({} {} 2^{LATENCY_LOG2}, the whole call, all its launches): median {} µs (min {}, p90 {}; {} runs) {}",
+                "latency ({} {} 2^{LATENCY_LOG2}, the whole call, all its launches): median {} µs GPU time (min {}, p90 {}; \
+                 {} runs), {} µs with host launch cost (min {}, p90 {}) {}",
                 l.case,
                 l.ty.name(),
                 sig(l.timing.median_us),
                 sig(l.timing.min_us),
                 sig(l.timing.p90_us),
                 l.timing.runs,
+                sig(l.with_host_launch.median_us),
+                sig(l.with_host_launch.min_us),
+                sig(l.with_host_launch.p90_us),
                 l.check
             );
         }

@@ -265,6 +265,8 @@ impl Context {
 
     /// Run `f` and return its result with the device time of the work it
     /// queued: CUDA events on the GPU, wall-clock time on the emulator.
+    /// On the GPU this includes the host's submission of each launch; see
+    /// [`time_held`](Context::time_held) for the GPU's execution alone.
     pub fn time<R>(&self, f: impl FnOnce() -> Result<R>) -> Result<(R, Duration)> {
         match &self.inner.backend {
             Backend::Cuda(c) => c.time(f),
@@ -273,6 +275,44 @@ impl Context {
                 let r = f()?;
                 Ok((r, t.elapsed()))
             }
+        }
+    }
+
+    /// Run `f` and return its result with the GPU time of the work it
+    /// queued, leaving out the host's cost of submitting it.
+    ///
+    /// [`time`](Context::time) records the start event on an idle stream, so
+    /// the GPU stamps it at once and then waits for the host to submit each
+    /// launch: its interval includes that submission, which is what a caller
+    /// waiting for one call sees (a trivial kernel measures several µs).
+    /// `time_held` first queues a tiny kernel that holds the stream, then the
+    /// start event, `f`'s work and the stop event behind it, and only then
+    /// lets the kernel finish, as NVIDIA's nvbench does with its "blocking
+    /// kernel". The events then bracket GPU execution alone; the gaps
+    /// between launches on the GPU side are still counted.
+    ///
+    /// `f` must only queue work: anything that waits for the GPU (a
+    /// download, a result returned to the host such as [`sum`](Context::sum),
+    /// [`synchronize`](Context::synchronize), an allocation or a free that
+    /// synchronises) waits behind the held stream. The hold kernel gives up
+    /// after a second, and the call returns [`Error::HoldTimedOut`] instead
+    /// of a time. On the emulator this is the same as [`time`](Context::time).
+    ///
+    /// ```
+    /// # fn main() -> gpuprim::Result<()> {
+    /// let ctx = gpuprim::Context::emulator();
+    /// let input = ctx.upload(&[1.0f32; 4096])?;
+    /// let mut total = ctx.alloc::<f32>(1)?;
+    /// // `sum_into` leaves its result on the device: it only queues work.
+    /// let ((), gpu_time) = ctx.time_held(|| ctx.sum_into(&input, &mut total))?;
+    /// assert!(gpu_time > std::time::Duration::ZERO);
+    /// assert_eq!(total.to_vec()?, [4096.0]);
+    /// # Ok(()) }
+    /// ```
+    pub fn time_held<R>(&self, f: impl FnOnce() -> Result<R>) -> Result<(R, Duration)> {
+        match &self.inner.backend {
+            Backend::Cuda(c) => c.time_held(f),
+            Backend::Emu(_) => self.time(f),
         }
     }
 

@@ -44,6 +44,15 @@ pub enum Error {
     /// A combination of options this operation does not offer.
     #[error("unsupported: {what}: {reason}")]
     Unsupported { what: String, reason: String },
+    /// `Context::time_held` held the stream until its timeout: the closure
+    /// waited for the GPU, which cannot run its work while held.
+    #[error(
+        "time_held: the stream stayed held for {timeout:?}: the timed closure waited for the GPU (a synchronous \
+         copy, a download, a free or an allocation that synchronises, `synchronize`), or queued more launches \
+         than the driver's queue holds, so its time cannot be measured with the stream held; queue only \
+         asynchronous work in it, or use `Context::time`"
+    )]
+    HoldTimedOut { timeout: std::time::Duration },
     /// Memory for a buffer could not be had.
     #[error("cannot allocate {bytes} bytes of device memory: {reason}")]
     OutOfMemory { bytes: usize, reason: String },

@@ -40,6 +40,7 @@ pub mod ops;
 pub mod reduce;
 pub mod scan;
 pub mod testing;
+pub mod timing;
 pub mod util;
 
 #[cfg(not(target_arch = "nvptx64"))]
@@ -56,6 +57,7 @@ pub fn host_kernels() -> &'static [HostKernel] {
         reduce::register(&mut v);
         scan::register(&mut v);
         testing::register(&mut v);
+        timing::register(&mut v);
         util::register(&mut v);
         v
     })

@@ -66,3 +66,43 @@ fn emulator_reports_the_unsynchronised_volatile_warp_tail() {
         other => panic!("the racy warp tail went unnoticed: {other:?}"),
     }
 }
+
+backend_test!(time_held_measures_queued_launches, |ctx| {
+    let data: Vec<f32> = (0..1 << 16).map(|i| (i % 7) as f32).collect();
+    let input = ctx.upload(&data).unwrap();
+    let mut total = ctx.alloc::<f32>(1).unwrap();
+    let ((), t) = ctx.time_held(|| ctx.sum_into(&input, &mut total)).unwrap();
+    assert!(t > std::time::Duration::ZERO, "time_held measured {t:?}");
+    assert_eq!(total.to_vec().unwrap(), [data.iter().sum::<f32>()]);
+    // The flag words are reused: a second call works the same.
+    let ((), t) = ctx.time_held(|| ctx.sum_into(&input, &mut total)).unwrap();
+    assert!(t > std::time::Duration::ZERO, "second time_held measured {t:?}");
+});
+
+backend_test!(time_held_reports_a_closure_that_waits_for_the_gpu, |ctx| {
+    let input = ctx.upload(&[1i32, 2, 3]).unwrap();
+    // `sum` downloads its result: on CUDA it waits behind the held stream
+    // until the hold kernel gives up, which must be an error, not a hang or
+    // a time. The emulator has no stream to hold.
+    let r = ctx.time_held(|| ctx.sum(&input));
+    match ctx.backend() {
+        gpuprim::BackendKind::Cuda => {
+            assert!(matches!(r, Err(Error::HoldTimedOut { .. })), "expected HoldTimedOut, got {r:?}")
+        }
+        gpuprim::BackendKind::Emulator => assert_eq!(r.unwrap().0, 6),
+    }
+    // Nor may an error from the closure leave the stream held: the next
+    // wait for the GPU returns at once, not after the hold kernel's timeout.
+    let mut total = ctx.alloc::<i32>(1).unwrap();
+    let failed = ctx.time_held(|| -> gpuprim::Result<()> {
+        ctx.sum_into(&input, &mut total)?;
+        Err(Error::Unsupported { what: "test".into(), reason: "the closure fails".into() })
+    });
+    assert!(matches!(failed, Err(Error::Unsupported { .. })), "{failed:?}");
+    let t = std::time::Instant::now();
+    ctx.synchronize().unwrap();
+    assert!(t.elapsed() < std::time::Duration::from_millis(500), "the stream stayed held for {:?}", t.elapsed());
+    assert_eq!(total.to_vec().unwrap(), [6]);
+    let ((), t) = ctx.time_held(|| ctx.sum_into(&input, &mut total)).unwrap();
+    assert!(t > std::time::Duration::ZERO);
+});

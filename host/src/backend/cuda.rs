@@ -12,6 +12,8 @@ pub struct Cuda {
     // Field order is drop order: stream and module before the context.
     stream: Stream,
     module: Module,
+    /// Words of mapped host memory for [`Cuda::time_held`], made on first use.
+    held: std::sync::Mutex<Option<HeldWords>>,
     device: Device,
     _context: Context,
     sms: u32,
@@ -61,7 +63,15 @@ impl Cuda {
         let stream = Stream::new(StreamFlags::DEFAULT, None).during("cuStreamCreate")?;
         let sms =
             device.get_attribute(cust::device::DeviceAttribute::MultiprocessorCount).map(|v| v as u32).unwrap_or(1);
-        Ok(Cuda { stream, module, device, _context: context, sms, functions: Default::default() })
+        Ok(Cuda {
+            stream,
+            module,
+            held: Default::default(),
+            device,
+            _context: context,
+            sms,
+            functions: Default::default(),
+        })
     }
 
     pub fn device_name(&self) -> String {
@@ -200,5 +210,149 @@ impl Cuda {
         stop.synchronize().during("cuEventSynchronize")?;
         let ms = stop.elapsed_time_f32(&start).during("cuEventElapsedTime")?;
         Ok((r, Duration::from_secs_f64(ms as f64 / 1e3)))
+    }
+
+    /// Time the work `f` queues with the stream held: the
+    /// [`hold`](gpuprim_kernels::timing::hold) kernel spins on a flag in
+    /// mapped host memory while the start event, `f`'s work and the stop
+    /// event are queued behind it; then the flag lets it go, and the events
+    /// bracket GPU execution without the host's submission of each launch.
+    pub fn time_held<R>(&self, f: impl FnOnce() -> Result<R>) -> Result<(R, Duration)> {
+        use cust::event::{Event, EventFlags};
+        use std::sync::TryLockError;
+        let mut guard = match self.held.try_lock() {
+            Ok(g) => g,
+            Err(TryLockError::Poisoned(e)) => e.into_inner(),
+            Err(TryLockError::WouldBlock) => {
+                return Err(Error::Unsupported {
+                    what: "time_held inside time_held".into(),
+                    reason: "the stream is already held, by an enclosing call or another thread".into(),
+                });
+            }
+        };
+        let words = match guard.take() {
+            Some(w) => w,
+            None => HeldWords::new()?,
+        };
+        let words = &*guard.insert(words);
+        let start = Event::new(EventFlags::DEFAULT).during("cuEventCreate")?;
+        let stop = Event::new(EventFlags::DEFAULT).during("cuEventCreate")?;
+        // No hold kernel of an earlier call is running: each call waits for
+        // its own before it returns (below, or in `Release::drop`).
+        words.set(FLAG, 0);
+        words.set(TIMED_OUT, 0);
+        let mut slots = [words.device_addr(FLAG), HOLD_TIMEOUT.as_nanos() as u64, words.device_addr(TIMED_OUT)];
+        // SAFETY: the hold kernel takes (flag: *const u32, timeout_ns: u64,
+        // timed_out: *mut u32); both pointers are device addresses of live
+        // mapped words, which outlive the kernel (each call waits for it).
+        unsafe { self.launch(gpuprim_kernels::timing::HOLD_KERNEL, 1, 32, 0, &mut slots)? };
+        // From here on the flag must be set on every path, or the next wait
+        // for the stream would last until the timeout.
+        let mut release = Release { cuda: self, words, synchronized: false };
+        start.record(&self.stream).during("cuEventRecord")?;
+        let r = f()?;
+        stop.record(&self.stream).during("cuEventRecord")?;
+        release.release();
+        stop.synchronize().during("cuEventSynchronize")?;
+        release.synchronized = true;
+        if words.get(TIMED_OUT) != 0 {
+            return Err(Error::HoldTimedOut { timeout: HOLD_TIMEOUT });
+        }
+        let ms = stop.elapsed_time_f32(&start).during("cuEventElapsedTime")?;
+        Ok((r, Duration::from_secs_f64(ms as f64 / 1e3)))
+    }
+}
+
+/// How long the hold kernel of [`Cuda::time_held`] waits for the host.
+const HOLD_TIMEOUT: Duration = Duration::from_secs(1);
+/// Word of [`HeldWords`] the host sets to let the hold kernel go.
+const FLAG: usize = 0;
+/// Word of [`HeldWords`] the hold kernel sets when it gave up waiting.
+const TIMED_OUT: usize = 1;
+
+/// Two `u32` words of page-locked host memory mapped into the device's
+/// address space (`cuMemHostAlloc` with `CU_MEMHOSTALLOC_DEVICEMAP`): the
+/// flag and the timed-out word of the hold kernel. cust 0.3 has no wrapper
+/// for mapped host memory, hence the raw calls.
+struct HeldWords {
+    host: *mut u32,
+    device: u64,
+}
+
+// SAFETY: the words are plain memory usable from any thread; every access
+// is volatile, and `Cuda::held`'s mutex serialises the calls that use them.
+unsafe impl Send for HeldWords {}
+// SAFETY: as above.
+unsafe impl Sync for HeldWords {}
+
+impl HeldWords {
+    fn new() -> Result<Self> {
+        let bytes = 2 * std::mem::size_of::<u32>();
+        let mut host: *mut c_void = std::ptr::null_mut();
+        // SAFETY: out-pointer to a local; the context is current on this thread.
+        let r = unsafe { cust_raw::cuMemHostAlloc(&mut host, bytes, cust_raw::CU_MEMHOSTALLOC_DEVICEMAP) };
+        if r != cust_raw::CUresult::CUDA_SUCCESS || host.is_null() {
+            return Err(Error::Driver { call: "cuMemHostAlloc", code: r as u32 });
+        }
+        // Owned from here, so an error below frees it.
+        let mut words = HeldWords { host: host as *mut u32, device: 0 };
+        // SAFETY: `host` is a live mapped allocation; flags must be 0.
+        let r = unsafe { cust_raw::cuMemHostGetDevicePointer_v2(&mut words.device, host, 0) };
+        if r != cust_raw::CUresult::CUDA_SUCCESS {
+            return Err(Error::Driver { call: "cuMemHostGetDevicePointer", code: r as u32 });
+        }
+        Ok(words)
+    }
+
+    fn device_addr(&self, word: usize) -> u64 {
+        self.device + (word * std::mem::size_of::<u32>()) as u64
+    }
+
+    fn get(&self, word: usize) -> u32 {
+        // SAFETY: `word` < 2, inside the live allocation; volatile because
+        // the GPU writes it.
+        unsafe { self.host.add(word).read_volatile() }
+    }
+
+    fn set(&self, word: usize, v: u32) {
+        // SAFETY: `word` < 2, inside the live allocation; volatile because
+        // the GPU reads it while it runs.
+        unsafe { self.host.add(word).write_volatile(v) };
+        std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl Drop for HeldWords {
+    fn drop(&mut self) {
+        // SAFETY: allocated by `cuMemHostAlloc`, freed once; no kernel uses
+        // it (each `time_held` waits for its hold kernel).
+        unsafe { cust_raw::cuMemFreeHost(self.host as *mut c_void) };
+    }
+}
+
+/// Lets the hold kernel go when dropped, on the early returns of
+/// [`Cuda::time_held`] (an error from `f` or the driver, a panic) as well as
+/// on success; where the stream was not waited for, waits for it, so the
+/// next call can reuse the words.
+struct Release<'a> {
+    cuda: &'a Cuda,
+    words: &'a HeldWords,
+    synchronized: bool,
+}
+
+impl Release<'_> {
+    fn release(&self) {
+        self.words.set(FLAG, 1);
+    }
+}
+
+impl Drop for Release<'_> {
+    fn drop(&mut self) {
+        self.release();
+        if !self.synchronized {
+            // The original error is what the caller needs; this one would
+            // repeat it.
+            let _ = self.cuda.stream.synchronize();
+        }
     }
 }

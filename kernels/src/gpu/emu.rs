@@ -93,6 +93,11 @@ pub fn block_dim() -> u32 {
 pub fn grid_dim() -> u32 {
     current().0.grid_dim
 }
+/// Nanoseconds since the first call in this process (a monotonic clock).
+pub fn timer_ns() -> u64 {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    START.get_or_init(std::time::Instant::now).elapsed().as_nanos() as u64
+}
 #[track_caller]
 pub fn sync_threads() {
     let site = Location::caller();
@@ -131,6 +136,15 @@ pub fn spin_point() {
 pub(crate) unsafe fn load_vec<T: Copy, const N: usize>(p: *const T) -> [T; N] {
     // SAFETY: caller's contract (and checked by `global_check`).
     unsafe { (p as *const [T; N]).read_unaligned() }
+}
+
+pub(crate) unsafe fn load_vec_coherent<T: Copy, const N: usize>(p: *const T) -> [T; N] {
+    // SAFETY: as `load_vec`.
+    unsafe { load_vec::<T, N>(p) }
+}
+pub(crate) unsafe fn store_vec<T: Copy, const N: usize>(p: *mut T, v: [T; N]) {
+    // SAFETY: caller's contract (and checked by `global_check`).
+    unsafe { (p as *mut [T; N]).write_unaligned(v) }
 }
 
 pub(crate) unsafe fn atomic_add_f32(p: *mut f32, v: f32) -> f32 {

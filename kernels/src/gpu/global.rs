@@ -60,3 +60,30 @@ pub unsafe fn load_vec<T: Copy, const N: usize>(p: *const T) -> [T; N] {
     // SAFETY: caller's contract.
     unsafe { imp::load_vec::<T, N>(p) }
 }
+
+/// Read `N` consecutive elements at once, like [`load_vec`] but through the
+/// ordinary, coherent data path (`ld.global.v4`, no `.nc`): for data the
+/// kernel itself writes later, such as the input of an in-place scan.
+///
+/// # Safety
+/// As [`load_vec`].
+#[inline(always)]
+#[track_caller]
+pub unsafe fn load_vec_coherent<T: Copy, const N: usize>(p: *const T) -> [T; N] {
+    imp::global_check(p as *const u8, core::mem::size_of::<[T; N]>(), false);
+    // SAFETY: caller's contract.
+    unsafe { imp::load_vec_coherent::<T, N>(p) }
+}
+
+/// Write `N` consecutive elements at once: one 16-byte vector store on the
+/// GPU when `size_of::<[T; N]>() == 16` and `p` is 16-byte aligned.
+///
+/// # Safety
+/// As [`store`], for all `N` elements; `p` aligned to `size_of::<[T; N]>()`.
+#[inline(always)]
+#[track_caller]
+pub unsafe fn store_vec<T: Copy, const N: usize>(p: *mut T, v: [T; N]) {
+    imp::global_check(p as *const u8, core::mem::size_of::<[T; N]>(), true);
+    // SAFETY: caller's contract.
+    unsafe { imp::store_vec::<T, N>(p, v) }
+}

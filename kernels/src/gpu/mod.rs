@@ -61,6 +61,17 @@ pub fn warp_idx() -> u32 {
     thread_idx() / WARP_SIZE
 }
 
+/// The GPU's global nanosecond timer (PTX `%globaltimer`); on the host, the
+/// nanoseconds since the process first asked for it.
+///
+/// It is coarse: some GPUs update it only about once a microsecond, and in
+/// steps of that size. Use it for timeouts (give up a spin-wait after so
+/// long), not for measuring kernels; CUDA events on the host do that.
+#[inline(always)]
+pub fn timer_ns() -> u64 {
+    imp::timer_ns()
+}
+
 /// Block-wide barrier (`__syncthreads`, PTX `bar.sync 0`).
 ///
 /// Every thread of the block must reach the same call; the emulator reports

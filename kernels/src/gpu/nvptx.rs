@@ -39,6 +39,13 @@ pub fn grid_dim() -> u32 {
     unsafe { nvptx::_grid_dim_x() as u32 }
 }
 #[inline(always)]
+pub fn timer_ns() -> u64 {
+    let t: u64;
+    // SAFETY: reads a special register. Not `pure`: each read is a new value.
+    unsafe { asm!("mov.u64 {0}, %globaltimer;", out(reg64) t, options(nomem, nostack, preserves_flags)) };
+    t
+}
+#[inline(always)]
 pub fn sync_threads() {
     // SAFETY: bar.sync 0; the caller's contract is that all threads reach it.
     unsafe { nvptx::_syncthreads() }
@@ -141,6 +148,48 @@ pub unsafe fn load_acquire_u64(p: *const u64) -> u64 {
     // SAFETY: aligned, live address (caller).
     unsafe { asm!("ld.acquire.gpu.u64 {0}, [{1}];", out(reg64) v, in(reg64) p, options(nostack)) };
     v
+}
+/// `ld.global.v4.u32` (coherent: no `.nc`), else a plain read.
+#[inline(always)]
+pub unsafe fn load_vec_coherent<T: Copy, const N: usize>(p: *const T) -> [T; N] {
+    let bytes = core::mem::size_of::<[T; N]>();
+    if bytes == 16 && core::mem::align_of::<T>() >= 4 {
+        let (a, b, c, d): (u32, u32, u32, u32);
+        // SAFETY: 16 readable bytes at a 16-byte aligned address (caller).
+        unsafe {
+            asm!(
+                "ld.global.v4.u32 {{{0}, {1}, {2}, {3}}}, [{4}];",
+                out(reg32) a, out(reg32) b, out(reg32) c, out(reg32) d,
+                in(reg64) p,
+                options(readonly, nostack, preserves_flags)
+            );
+            core::mem::transmute_copy(&[a, b, c, d])
+        }
+    } else {
+        // SAFETY: caller's contract.
+        unsafe { (p as *const [T; N]).read() }
+    }
+}
+/// `st.global.v4.u32` when 16 bytes, else a plain write.
+#[inline(always)]
+pub unsafe fn store_vec<T: Copy, const N: usize>(p: *mut T, v: [T; N]) {
+    let bytes = core::mem::size_of::<[T; N]>();
+    if bytes == 16 && core::mem::align_of::<T>() >= 4 {
+        // SAFETY: same size (16 bytes).
+        let [a, b, c, d]: [u32; 4] = unsafe { core::mem::transmute_copy(&v) };
+        // SAFETY: 16 writable bytes at a 16-byte aligned address (caller).
+        unsafe {
+            asm!(
+                "st.global.v4.u32 [{0}], {{{1}, {2}, {3}, {4}}};",
+                in(reg64) p,
+                in(reg32) a, in(reg32) b, in(reg32) c, in(reg32) d,
+                options(nostack, preserves_flags)
+            );
+        }
+    } else {
+        // SAFETY: caller's contract.
+        unsafe { (p as *mut [T; N]).write(v) }
+    }
 }
 #[inline(always)]
 pub unsafe fn store_release_u32(p: *mut u32, v: u32) {
