@@ -119,12 +119,29 @@ pub unsafe fn cas_u32(p: *mut u32, current: u32, new: u32) -> u32 {
 pub unsafe fn cas_u64(p: *mut u64, current: u64, new: u64) -> u64 {
     imp::global_check(p as *const u8, 8, true);
     // SAFETY: caller's contract.
-    let a = unsafe { AtomicU64::from_ptr(p) };
-    let old = match a.compare_exchange(current, new, Ordering::Relaxed, Ordering::Relaxed) {
-        Ok(v) | Err(v) => v,
-    };
+    let old = unsafe { imp::cas_u64(p, current, new) };
     imp::atomic_point();
     old
+}
+
+/// Relaxed strong load at device scope (`ld.relaxed.gpu`): the current
+/// value as this GPU's L2 holds it (never a stale L1 line), single-copy
+/// atomic, but ordering nothing around it. Unlike
+/// [`load_acquire_u64`] it does not invalidate the multiprocessor's L1
+/// (an acquire load on sm_90 is followed by `CCTL.IVALL`), so it is the
+/// load to spin with when the value read is itself the message.
+/// A spin loop must read through this function or the acquire loads (the
+/// emulator switches threads here).
+///
+/// # Safety
+/// `p` must point into a live device allocation, 8-byte aligned.
+#[inline(always)]
+#[track_caller]
+pub unsafe fn load_relaxed_u64(p: *const u64) -> u64 {
+    imp::global_check(p as *const u8, 8, false);
+    imp::spin_point();
+    // SAFETY: caller's contract.
+    unsafe { imp::load_relaxed_u64(p) }
 }
 
 /// Load with acquire semantics at device scope (`ld.acquire.gpu`): reads

@@ -175,6 +175,16 @@ pub(crate) unsafe fn add_acq_rel_u32(p: *mut u32, v: u32) -> u32 {
     // SAFETY: aligned, live (caller).
     unsafe { AtomicU32::from_ptr(p) }.fetch_add(v, Ordering::AcqRel)
 }
+pub(crate) unsafe fn cas_u64(p: *mut u64, current: u64, new: u64) -> u64 {
+    // SAFETY: aligned, live (caller).
+    match unsafe { AtomicU64::from_ptr(p) }.compare_exchange(current, new, Ordering::Relaxed, Ordering::Relaxed) {
+        Ok(v) | Err(v) => v,
+    }
+}
+pub(crate) unsafe fn load_relaxed_u64(p: *const u64) -> u64 {
+    // SAFETY: aligned, live (caller).
+    unsafe { AtomicU64::from_ptr(p as *mut u64) }.load(Ordering::Relaxed)
+}
 pub(crate) unsafe fn load_acquire_u32(p: *const u32) -> u32 {
     // SAFETY: aligned, live (caller).
     unsafe { AtomicU32::from_ptr(p as *mut u32) }.load(Ordering::Acquire)

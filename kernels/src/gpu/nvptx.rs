@@ -136,6 +136,28 @@ pub unsafe fn add_acq_rel_u32(p: *mut u32, v: u32) -> u32 {
     old
 }
 #[inline(always)]
+pub unsafe fn cas_u64(p: *mut u64, current: u64, new: u64) -> u64 {
+    let old: u64;
+    // SAFETY: aligned, live address (caller). Device scope, spelled out:
+    // LLVM lowers a Rust compare-exchange to a system-scoped CAS
+    // (`ATOMG.E.CAS.64.STRONG.SYS` in the SASS).
+    unsafe {
+        asm!(
+            "atom.relaxed.gpu.global.cas.b64 {0}, [{1}], {2}, {3};",
+            out(reg64) old, in(reg64) p, in(reg64) current, in(reg64) new,
+            options(nostack)
+        )
+    };
+    old
+}
+#[inline(always)]
+pub unsafe fn load_relaxed_u64(p: *const u64) -> u64 {
+    let v: u64;
+    // SAFETY: aligned, live address (caller).
+    unsafe { asm!("ld.relaxed.gpu.global.u64 {0}, [{1}];", out(reg64) v, in(reg64) p, options(nostack)) };
+    v
+}
+#[inline(always)]
 pub unsafe fn load_acquire_u32(p: *const u32) -> u32 {
     let v: u32;
     // SAFETY: aligned, live address (caller).

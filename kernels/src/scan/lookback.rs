@@ -39,10 +39,11 @@ use crate::ops::Monoid;
 ///
 /// **Tiles** are `B x ITEMS` elements, 128 bytes per thread (32 items of 4
 /// bytes at up to 256 threads), staged in shared memory and scanned there
-/// ([`super::tile`]): a thread keeps no items in registers, so a block
-/// needs about 32 registers and several 32 KiB tiles are in flight per
-/// multiprocessor. The fixed costs of a tile — the ticket's and the
-/// look-back's round trips — are paid once per 32 KiB.
+/// ([`super::tile`]): a whole tile is loaded with 16-byte loads all in
+/// flight at once (48 registers, 5 blocks of 256 per multiprocessor, so
+/// about 160 KiB of loads in flight per multiprocessor), and the scan
+/// itself runs in shared memory. The fixed costs of a tile — the ticket's
+/// and the look-back's round trips — are paid once per 32 KiB.
 ///
 /// Measured on an H200 at 2^28 `i32`, copy 4.25 TB/s (tuning notes):
 /// * the paper's warp look-back, 4096-element tiles in registers, status
@@ -50,7 +51,17 @@ use crate::ops::Monoid;
 /// * block-wide look-back, items in registers (56 registers): 1.9 TB/s;
 /// * block-wide look-back, 8192-element tiles in shared memory: 2.8 TB/s;
 /// * the same with the fence-free status of [`super::status`]: 3.57 TB/s
-///   (84% of copy; f32 the same, f64 3.49 TB/s) — this kernel;
+///   (84% of copy; f32 the same, f64 3.49 TB/s);
+/// * the same with whole tiles loaded and stored 16 bytes at a time, all
+///   loads in flight before the first shared store, and status read with
+///   relaxed instead of acquire loads: 3.72 TB/s (88% of copy; f32 the
+///   same, f64 3.47 TB/s) — this kernel. Variants of it that measured
+///   less: loading in two halves (32 registers, 6 blocks per
+///   multiprocessor) 84%; `cp.async` straight into shared memory 82%;
+///   scanning the tile locally while the first look-back read is in
+///   flight, adding the prefix on the way out, 87%; a `nanosleep`
+///   back-off (100-1000 ns) in the status spin, no change; 512 threads of
+///   64 bytes 72%, 128 threads of 128 bytes 86%;
 /// * persistent blocks that prefetch their next tile into registers while
 ///   looking back (80-96 registers): 1.2-2.3 TB/s, limited by occupancy
 ///   and, before the fence-free status, by `MEMBAR` waiting for the
@@ -69,7 +80,7 @@ use crate::ops::Monoid;
 ///
 /// **Memory ordering**: see [`super::status`] — every 32-bit chunk of a
 /// published value shares a 64-bit word with its flag, written by a
-/// relaxed atomic compare-and-swap and read by acquire loads; no fence,
+/// relaxed atomic compare-and-swap and read by relaxed strong loads; no fence,
 /// so publishing never waits for the block's other memory traffic. The
 /// input may be the output (in place): a tile's elements are read only by
 /// the block that later writes them.

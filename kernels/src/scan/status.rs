@@ -22,13 +22,15 @@
 //! **Memory ordering, without fences.** Every 32-bit chunk of a value
 //! travels in the same 64-bit word as the flag, so no word's meaning
 //! depends on the order in which *other* addresses become visible:
-//! * The writer publishes each word with a relaxed atomic compare-and-swap
-//!   (`atom.cas.b64`; it knows the word's current content, its own earlier
-//!   publication or zero). An aligned 64-bit atomic is single-copy atomic:
-//!   a reader sees a word's old or new content, never a mix.
-//! * The reader loads each word with `ld.acquire.gpu` (a strong load that
-//!   bypasses stale L1 lines; its ordering of *later* accesses is not
-//!   needed here) and accepts the value only when all `W` words carry the
+//! * The writer publishes each word with a relaxed device-scope atomic
+//!   compare-and-swap (`atom.relaxed.gpu.cas.b64`; it knows the word's
+//!   current content, its own earlier publication or zero). An aligned
+//!   64-bit atomic is single-copy atomic: a reader sees a word's old or new
+//!   content, never a mix.
+//! * The reader loads each word with `ld.relaxed.gpu` (a strong load that
+//!   reads L2, never a stale L1 line; it orders nothing else, and needs
+//!   not: an acquire load would add an L1 invalidation, `CCTL.IVALL`, to
+//!   every spin) and accepts the value only when all `W` words carry the
 //!   same non-INVALID flag: each flag is written into each word exactly
 //!   once, so equal flags mean every chunk comes from that one
 //!   publication. A mix (the writer is between words) is read again.
@@ -160,9 +162,12 @@ impl<T: Item> TileStatus<T> {
     #[track_caller]
     pub unsafe fn wait(&self, tile: u32) -> (u32, T) {
         loop {
-            // Strong (acquire) loads, so a spin sees other blocks' writes.
+            // Strong loads, so a spin sees other blocks' writes. Relaxed, not
+            // acquire: the value travels in the word itself, so nothing
+            // else needs ordering, and an acquire load on sm_90 is followed
+            // by an L1 invalidation (`CCTL.IVALL`) that every spin repeats.
             // SAFETY: inside the status array.
-            let first = unsafe { atomic::load_acquire_u64(self.word(tile, 0)) };
+            let first = unsafe { atomic::load_relaxed_u64(self.word(tile, 0)) };
             let flag = (first >> 32) as u32;
             if flag == INVALID {
                 continue;
@@ -170,7 +175,7 @@ impl<T: Item> TileStatus<T> {
             let mut bytes = [first & 0xFFFF_FFFF, 0];
             let mut same = true;
             for i in 1..words_per_tile::<T>() {
-                let w = unsafe { atomic::load_acquire_u64(self.word(tile, i)) };
+                let w = unsafe { atomic::load_relaxed_u64(self.word(tile, i)) };
                 same &= (w >> 32) as u32 == flag;
                 bytes[i / 2] |= (w & 0xFFFF_FFFF) << (32 * (i % 2));
             }
