@@ -583,6 +583,10 @@ fn scan_cases() -> Vec<Case> {
 
 #[derive(Clone, Debug, Serialize)]
 struct Timing {
+    /// Timed with the stream held (`Context::time_held`: GPU time alone);
+    /// `false` for cases that wait for the GPU themselves, timed with plain
+    /// events (host launch cost included).
+    held: bool,
     runs: usize,
     warmup: usize,
     /// Distinct input copies the runs rotate through.
@@ -621,15 +625,20 @@ fn time_runs_with(
     mut run: impl FnMut(usize) -> Res<()>,
 ) -> Res<Timing> {
     let mut index = 0;
-    let mut once = |index: usize, held: bool| -> Res<f64> {
-        let mut timed = |held: bool| {
+    // Cleared when the case itself waits for the GPU (a download, as the
+    // host finishing strategy does): it cannot run held, so it is timed
+    // with plain events, host launch cost included.
+    let mut held = held;
+    let mut once = |index: usize, hold: bool, held: &mut bool| -> Res<f64> {
+        let mut timed = |hold: bool| {
             let f = || Ok(run(index));
-            if held { ctx.time_held(f) } else { ctx.time(f) }
+            if hold { ctx.time_held(f) } else { ctx.time(f) }
         };
-        let (r, t) = match timed(held) {
-            // A run that waited for the GPU (a first-use allocation, with no
-            // warm-up before it) is run once more, now that it needs not.
-            Err(gpuprim::Error::HoldTimedOut { .. }) => timed(held)?,
+        let (r, t) = match timed(hold && *held) {
+            Err(gpuprim::Error::HoldTimedOut { .. }) => {
+                *held = false;
+                timed(false)?
+            }
             other => other?,
         };
         r?;
@@ -637,7 +646,7 @@ fn time_runs_with(
     };
     let mut warm = Vec::new();
     for _ in 0..plan.warmup {
-        warm.push(once(index, false)?);
+        warm.push(once(index, false, &mut held)?);
         index += 1;
     }
     let mut runs = plan.runs;
@@ -647,7 +656,7 @@ fn time_runs_with(
     }
     let mut samples = Vec::with_capacity(runs);
     for _ in 0..runs {
-        samples.push(once(index, held)?);
+        samples.push(once(index, true, &mut held)?);
         index += 1;
     }
     let mut sorted = samples.clone();
@@ -657,6 +666,7 @@ fn time_runs_with(
         return Err("no timed runs (--runs 0?)".into());
     }
     Ok(Timing {
+        held,
         runs: n,
         warmup: plan.warmup,
         rotating_inputs: copies,
@@ -672,6 +682,7 @@ impl Timing {
     /// The timing of a measurement that could not run.
     fn failed(warmup: usize, copies: usize) -> Timing {
         Timing {
+            held: true,
             runs: 0,
             warmup,
             rotating_inputs: copies,

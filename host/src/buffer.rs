@@ -70,7 +70,7 @@ impl<T: DeviceRepr> std::fmt::Debug for DeviceBuffer<T> {
     }
 }
 
-fn as_bytes<T: DeviceRepr>(s: &[T]) -> &[u8] {
+pub(crate) fn as_bytes<T: DeviceRepr>(s: &[T]) -> &[u8] {
     // SAFETY: DeviceRepr types are plain data without padding.
     unsafe { std::slice::from_raw_parts(s.as_ptr() as *const u8, std::mem::size_of_val(s)) }
 }

@@ -295,7 +295,7 @@ impl Context {
     /// download, a result returned to the host such as [`sum`](Context::sum),
     /// [`synchronize`](Context::synchronize), an allocation or a free that
     /// synchronises) waits behind the held stream. The hold kernel gives up
-    /// after a second, and the call returns [`Error::HoldTimedOut`] instead
+    /// after 200 ms, and the call returns [`Error::HoldTimedOut`] instead
     /// of a time. On the emulator this is the same as [`time`](Context::time).
     ///
     /// ```
@@ -397,6 +397,29 @@ impl Context {
     /// 0 ..= 2000 from a hash of the index (see
     /// `gpuprim_kernels::util::hash_value`, which computes the same on the
     /// host). For test inputs too large to upload quickly.
+    /// Set element 0 of `buf` to `value`, stream-ordered (a one-thread
+    /// kernel rather than a copy from the host, which would wait for the
+    /// queued work). `T` of at most 16 bytes, a multiple of 4.
+    pub(crate) fn set_first<T: DeviceRepr>(&self, buf: &mut DeviceBuffer<T>, value: T) -> Result<()> {
+        let size = std::mem::size_of::<T>();
+        if buf.is_empty() || size > 16 || !size.is_multiple_of(4) {
+            return Err(Error::Unsupported {
+                what: "set_first".into(),
+                reason: format!("needs a non-empty buffer of 4, 8, 12 or 16-byte elements, not {size} bytes"),
+            });
+        }
+        let mut words = [0u64; 2];
+        crate::buffer::as_bytes_mut(&mut words)[..size].copy_from_slice(crate::buffer::as_bytes(&[value]));
+        // SAFETY: element 0 of `buf` is `size` bytes, 4-byte aligned.
+        unsafe {
+            self.launch(
+                "util_set_words_any_u32_b32",
+                LaunchConfig { grid: 1, block: 32, shared_bytes: 0 },
+                &[buf.arg(), words[0].into(), words[1].into(), ((size / 4) as u32).into()],
+            )
+        }
+    }
+
     pub fn fill_hash<T: crate::Scalar>(&self, buf: &mut DeviceBuffer<T>, seed: u64) -> Result<()> {
         if buf.is_empty() {
             return Ok(());

@@ -808,7 +808,8 @@ impl<'c> Reducer<'c> {
                         .into(),
                 });
             }
-            out.copy_from_host_prefix(&[R::identity()])?;
+            // Stream-ordered, so the call stays asynchronous.
+            self.ctx.set_first(out, R::identity())?;
         }
         let b = self.block;
         let shared = finish_smem::<R::Acc>(b) as u32;

@@ -37,7 +37,26 @@ pub unsafe fn fill_hash<T: Element, const B: u32>(out: *mut T, n: u64, seed: u64
 #[allow(unused_imports)]
 use crate::ops::Sum;
 
+/// Write `words` (at most 4) 32-bit words to `dst`, stream-ordered: word
+/// `i` is bits `32*i ..` of `lo` (`i` < 2) or `hi`. For the host to set a
+/// small value (a reduction's identity before atomic combines) without a
+/// synchronous copy. Launch one block of `B` >= 4 threads.
+///
+/// # Safety
+/// `dst` holds `words` 4-byte aligned words.
+pub unsafe fn set_words<const B: u32>(dst: *mut u32, lo: u64, hi: u64, words: u32) {
+    let i = gpu::thread_idx();
+    if gpu::block_idx() == 0 && i < words && i < 4 {
+        let w = if i < 2 { lo } else { hi } >> (32 * (i % 2));
+        // SAFETY: i < words (caller).
+        unsafe { global::store(dst.add(i as usize), w as u32) };
+    }
+}
+
 entries! {
     util_fill_hash(out: *mut T, n: u64, seed: u64) => fill_hash::<T, {B}>;
         ops [any = Sum] types [i32, u32, i64, u64, f32, f64] blocks [256];
+    // `any` and `u32` only name the instance.
+    util_set_words(dst: *mut u32, lo: u64, hi: u64, words: u32) => set_words::<{B}>;
+        ops [any = Sum] types [u32] blocks [32];
 }

@@ -396,3 +396,21 @@ backend_test!(reduce_by_names_operators_by_type_and_refuses_ones_without_kernels
     assert_eq!(r.reduce_by::<i32, BitXor>(&buf).unwrap(), x.iter().fold(0, |a, &b| a ^ b));
     assert!(matches!(r.reduce_by::<i32, Nowhere>(&buf), Err(Error::UnknownKernel { .. })));
 });
+
+// Every finishing strategy but `Host` only queues work: it must run with the
+// stream held (on CUDA a call that waited for the GPU, such as a synchronous
+// copy of the identity before atomic combines, would time out instead).
+backend_test!(every_finish_but_host_queues_without_waiting_for_the_gpu, |ctx| {
+    let data: Vec<i64> = draw(proptest::collection::vec(-1000i64..=1000, 300_000));
+    let want: i64 = data.iter().sum();
+    let input = ctx.upload(&data).unwrap();
+    for fin in [Finish::Relaunch, Finish::Atomic, Finish::LastBlock] {
+        let r = ctx.reducer().finish(fin);
+        let mut temp = r.temp::<i64>(data.len()).unwrap();
+        let mut out = ctx.alloc::<i64>(1).unwrap();
+        out.poison().unwrap();
+        let held = ctx.time_held(|| r.sum_with_temp(&input, &mut out, &mut temp));
+        assert!(held.is_ok(), "{fin:?} waited for the GPU: {held:?}");
+        assert_eq!(out.to_vec().unwrap(), [want], "{fin:?}");
+    }
+});

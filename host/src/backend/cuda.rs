@@ -264,7 +264,7 @@ impl Cuda {
 }
 
 /// How long the hold kernel of [`Cuda::time_held`] waits for the host.
-const HOLD_TIMEOUT: Duration = Duration::from_secs(1);
+const HOLD_TIMEOUT: Duration = Duration::from_millis(200);
 /// Word of [`HeldWords`] the host sets to let the hold kernel go.
 const FLAG: usize = 0;
 /// Word of [`HeldWords`] the hold kernel sets when it gave up waiting.
