@@ -549,7 +549,9 @@ fn scan_cases_for<T: Elem>() -> Vec<Case> {
     }
     // The look-back at the other block sizes that keep 128 bytes (or 64 at
     // 512 threads) per thread, for tuning.
-    for block in [128u32, 512] {
+    // (Instantiated for 4-byte types; wider ones have the default only.)
+    let blocks: &[u32] = if T::TY.size() == 4 { &[128, 512] } else { &[] };
+    for &block in blocks {
         let temp: RefCell<Option<(usize, ScanTemp)>> = RefCell::new(None);
         cases.push(scan_case::<T>(&format!("inclusive/lookback/b{block}"), true, move |ctx, input, out| {
             let scan = ctx.scan().algorithm(ScanAlgorithm::DecoupledLookBack).block_size(block);
@@ -822,7 +824,7 @@ const GBPS_DEFINITION: &str = "GB/s = bytes the case must move / median time, 1 
 // ---------------------------------------------------------------------------
 
 const USAGE: &str = "\
-usage: bench [reduce|scan|all] [--quick] [--out DIR] [--sizes SPEC] [--types LIST] [--runs N] [--warmup N]
+usage: bench [reduce|scan|all] [--quick] [--out DIR] [--sizes SPEC] [--types LIST] [--cases LIST] [--runs N] [--warmup N]
 
   reduce|scan|all  which group of cases (default all)
   --quick          fewer sizes (GPU: 2^12, 2^16, 2^20, 2^24, 2^28)

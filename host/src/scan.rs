@@ -48,7 +48,13 @@
 //!
 //! Integer results wrap on overflow, as the kernels' arithmetic does. Float
 //! results depend on the algorithm and block size (the combine tree
-//! differs), but are the same run to run for a given choice.
+//! differs). They are the same run to run for a given choice, except with
+//! [`ScanAlgorithm::DecoupledLookBack`] (the default): there the prefix a
+//! tile receives combines its predecessors' totals from the nearest tile
+//! whose inclusive prefix was already published, which depends on timing,
+//! so float sums may differ in the last bits between runs (as with CUB's
+//! scans). Pick [`ScanAlgorithm::ThreePhase`] or [`ScanAlgorithm::Tickets`]
+//! for bit-identical float results.
 
 use crate::buffer::{DeviceBuffer, DeviceRepr, Scalar};
 use crate::context::{Context, LaunchConfig};
@@ -97,8 +103,9 @@ pub enum ScanAlgorithm {
     /// predecessors, the whole block reading a window of `B` of them per
     /// memory round trip, until it finds a published inclusive prefix.
     /// Tiles of 128 bytes per thread (8192 `i32` at 256 threads) staged in
-    /// shared memory. `2n` traffic, one launch; the default (84% of the
-    /// copy rate at 2^28 `i32`/`f32` on an H200).
+    /// shared memory. `2n` traffic, one launch; the default (87% of the
+    /// copy rate at 2^28 `i32`/`f32` on an H200). Float results may differ
+    /// in the last bits from run to run (see the module docs).
     DecoupledLookBack,
 }
 

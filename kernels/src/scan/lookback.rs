@@ -54,14 +54,18 @@ use crate::ops::Monoid;
 ///   (84% of copy; f32 the same, f64 3.49 TB/s);
 /// * the same with whole tiles loaded and stored 16 bytes at a time, all
 ///   loads in flight before the first shared store, and status read with
-///   relaxed instead of acquire loads: 3.72 TB/s (88% of copy; f32 the
+///   relaxed instead of acquire loads: 3.70-3.72 TB/s (87-88% of copy; f32 the
 ///   same, f64 3.47 TB/s) — this kernel. Variants of it that measured
 ///   less: loading in two halves (32 registers, 6 blocks per
 ///   multiprocessor) 84%; `cp.async` straight into shared memory 82%;
 ///   scanning the tile locally while the first look-back read is in
 ///   flight, adding the prefix on the way out, 87%; a `nanosleep`
 ///   back-off (100-1000 ns) in the status spin, no change; 512 threads of
-///   64 bytes 72%, 128 threads of 128 bytes 86%;
+///   64 bytes 72%, 128 threads of 128 bytes 86%; persistent blocks (a
+///   grid of resident size taking tiles by ticket until none is left) 43%
+///   when a block asks for its next ticket as it starts a tile and 67%
+///   when it asks after the look-back: a ticket taken by a busy block
+///   reserves a tile nobody loads yet, and younger tiles wait on it;
 /// * persistent blocks that prefetch their next tile into registers while
 ///   looking back (80-96 registers): 1.2-2.3 TB/s, limited by occupancy
 ///   and, before the fence-free status, by `MEMBAR` waiting for the
