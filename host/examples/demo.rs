@@ -312,6 +312,18 @@ fn show<T: Elem>(ctx: &Context, label: &str, data: &[T], ops: Vec<Op<T>>) -> Res
 fn show_scans(ctx: &Context, sig: &[f32], ints: &[i32]) -> Result<bool, gpuprim::Error> {
     let n = sig.len();
     let gbps = |bytes: usize, t: Duration| bytes as f64 / t.as_secs_f64() / 1e9;
+    // Median time of the call (after warm-up runs); the output is then
+    // poisoned and written once more, untimed, for the check.
+    let timed = |f: &dyn Fn() -> Result<(), gpuprim::Error>| -> Result<Duration, gpuprim::Error> {
+        let mut times = Vec::with_capacity(RUNS);
+        for run in 0..WARMUP + RUNS {
+            let ((), t) = ctx.time(f)?;
+            if run >= WARMUP {
+                times.push(t);
+            }
+        }
+        Ok(median(times))
+    };
     let mut ok = true;
     println!("scans ({n} elements):");
     println!("  {:<34} {:<44} {:>10} {:>9}", "op", "check against the CPU", "time µs", "GB/s");
@@ -319,8 +331,12 @@ fn show_scans(ctx: &Context, sig: &[f32], ints: &[i32]) -> Result<bool, gpuprim:
     // Running total of the integers: exact.
     let x = ctx.upload(ints)?;
     let mut y = ctx.alloc::<i32>(n)?;
+    let t = {
+        let y = std::cell::RefCell::new(&mut y);
+        timed(&|| ctx.inclusive_scan(&x, &mut y.borrow_mut()))?
+    };
     y.poison()?;
-    let (_, t) = ctx.time(|| ctx.inclusive_scan(&x, &mut y))?;
+    ctx.inclusive_scan(&x, &mut y)?;
     let got = y.to_vec()?;
     let mut run = 0i32;
     let bad = ints.iter().zip(&got).position(|(&v, &g)| {
@@ -335,18 +351,22 @@ fn show_scans(ctx: &Context, sig: &[f32], ints: &[i32]) -> Result<bool, gpuprim:
         }
     };
     println!(
-        "  {:<34} {:<44} {:>10.1} {:>9.2}",
+        "  {:<34} {:<44} {:>10} {:>9}",
         "inclusive_scan (i32, sum)",
         check,
-        t.as_secs_f64() * 1e6,
-        gbps(8 * n, t)
+        crate::sig(t.as_secs_f64() * 1e6),
+        crate::sig(gbps(8 * n, t))
     );
 
     // Exclusive running sum of the signal: within the rounding bound.
     let xs = ctx.upload(sig)?;
     let mut ys = ctx.alloc::<f32>(n)?;
+    let t = {
+        let ys = std::cell::RefCell::new(&mut ys);
+        timed(&|| ctx.exclusive_scan(&xs, &mut ys.borrow_mut(), 0.0))?
+    };
     ys.poison()?;
-    let (_, t) = ctx.time(|| ctx.exclusive_scan(&xs, &mut ys, 0.0))?;
+    ctx.exclusive_scan(&xs, &mut ys, 0.0)?;
     let got = ys.to_vec()?;
     let (mut want, mut abs, mut worst) = (0.0f64, 0.0f64, 0.0f64);
     let depth = 64.0 + 2.0 * (n.max(2) as f64).log2();
@@ -363,19 +383,23 @@ fn show_scans(ctx: &Context, sig: &[f32], ints: &[i32]) -> Result<bool, gpuprim:
     let check =
         format!("{} (worst error {:.2} of its bound)", if worst <= 1.0 { "within bound" } else { "MISMATCH" }, worst);
     println!(
-        "  {:<34} {:<44} {:>10.1} {:>9.2}",
+        "  {:<34} {:<44} {:>10} {:>9}",
         "exclusive_scan (f32, sum)",
         check,
-        t.as_secs_f64() * 1e6,
-        gbps(8 * n, t)
+        crate::sig(t.as_secs_f64() * 1e6),
+        crate::sig(gbps(8 * n, t))
     );
 
     // Exponential moving average of the signal through the recurrence.
     let a = 0.01f32;
     let l = ctx.upload(&vec![a; n])?;
     let mut v = ctx.alloc::<f32>(n)?;
+    let t = {
+        let v = std::cell::RefCell::new(&mut v);
+        timed(&|| ctx.linear_recurrence(&l, &xs, 0.0, &mut v.borrow_mut()))?
+    };
     v.poison()?;
-    let (_, t) = ctx.time(|| ctx.linear_recurrence(&l, &xs, 0.0, &mut v))?;
+    ctx.linear_recurrence(&l, &xs, 0.0, &mut v)?;
     let got = v.to_vec()?;
     let (mut cur, mut worst) = (0.0f64, 0.0f64);
     for (&x, &g) in sig.iter().zip(&got) {
@@ -391,11 +415,11 @@ fn show_scans(ctx: &Context, sig: &[f32], ints: &[i32]) -> Result<bool, gpuprim:
     let check =
         format!("max |error| {worst:.1e} (bound {bound:.0e}); last = {:.4}", got.last().copied().unwrap_or(0.0));
     println!(
-        "  {:<34} {:<44} {:>10.1} {:>9.2}",
+        "  {:<34} {:<44} {:>10} {:>9}",
         "linear_recurrence (f32, EMA 0.01)",
         check,
-        t.as_secs_f64() * 1e6,
-        gbps(12 * n, t)
+        crate::sig(t.as_secs_f64() * 1e6),
+        crate::sig(gbps(12 * n, t))
     );
     Ok(ok)
 }
