@@ -140,51 +140,41 @@ impl<T: Element> Reduction for Dot<T> {
     }
 }
 
-/// `|x[i]|` summed: the L1 norm.
-#[derive(Clone, Copy)]
-pub struct SumAbs<T>(PhantomData<T>);
+/// A map applied to each element before it is summed ([`MapSum`]).
+pub trait ElementMap: Copy + 'static {
+    fn map<T: Element>(x: T) -> T;
+}
 
-impl<T: Element> Reduction for SumAbs<T> {
-    type In = T;
-    type Acc = T;
+/// `|x|`, for the L1 norm.
+#[derive(Clone, Copy)]
+pub struct Abs;
+impl ElementMap for Abs {
     #[inline(always)]
-    unsafe fn atomic_combine(p: *mut T, v: T) {
-        // SAFETY: forwarded; a sum, so a native atomic add.
-        unsafe { crate::gpu::atomic::add(p, v) };
-    }
-    #[inline(always)]
-    fn identity() -> T {
-        T::ZERO
-    }
-    #[inline(always)]
-    fn combine(a: T, b: T) -> T {
-        a.add(b)
-    }
-    #[inline(always)]
-    #[track_caller]
-    unsafe fn load(a: *const T, _b: *const T, i: u64) -> T {
-        // SAFETY: i < n (caller).
-        unsafe { global::load(a.add(i as usize)).abs() }
-    }
-    #[inline(always)]
-    #[track_caller]
-    unsafe fn load_vec<const W: usize>(a: *const T, _b: *const T, i: u64) -> [T; W] {
-        // SAFETY: aligned and in bounds (caller).
-        let mut x = unsafe { global::load_vec::<T, W>(a.add(i as usize)) };
-        let mut k = 0;
-        while k < W {
-            x[k] = x[k].abs();
-            k += 1;
-        }
-        x
+    fn map<T: Element>(x: T) -> T {
+        x.abs()
     }
 }
 
-/// `x[i]^2` summed: the squared L2 norm (and, over n, the mean square).
+/// `x^2`, for the L2 norm and the mean square.
 #[derive(Clone, Copy)]
-pub struct SumSquares<T>(PhantomData<T>);
+pub struct Square;
+impl ElementMap for Square {
+    #[inline(always)]
+    fn map<T: Element>(x: T) -> T {
+        x.mul(x)
+    }
+}
 
-impl<T: Element> Reduction for SumSquares<T> {
+/// `M(x[i])` summed (wrapping for integers).
+#[derive(Clone, Copy)]
+pub struct MapSum<T, M>(PhantomData<(T, M)>);
+
+/// `|x[i]|` summed: the L1 norm.
+pub type SumAbs<T> = MapSum<T, Abs>;
+/// `x[i]^2` summed: the squared L2 norm (and, over n, the mean square).
+pub type SumSquares<T> = MapSum<T, Square>;
+
+impl<T: Element, M: ElementMap> Reduction for MapSum<T, M> {
     type In = T;
     type Acc = T;
     #[inline(always)]
@@ -204,8 +194,7 @@ impl<T: Element> Reduction for SumSquares<T> {
     #[track_caller]
     unsafe fn load(a: *const T, _b: *const T, i: u64) -> T {
         // SAFETY: i < n (caller).
-        let x = unsafe { global::load(a.add(i as usize)) };
-        x.mul(x)
+        M::map(unsafe { global::load(a.add(i as usize)) })
     }
     #[inline(always)]
     #[track_caller]
@@ -214,7 +203,7 @@ impl<T: Element> Reduction for SumSquares<T> {
         let mut x = unsafe { global::load_vec::<T, W>(a.add(i as usize)) };
         let mut k = 0;
         while k < W {
-            x[k] = x[k].mul(x[k]);
+            x[k] = M::map(x[k]);
             k += 1;
         }
         x
