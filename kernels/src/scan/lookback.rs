@@ -6,7 +6,7 @@ use super::block::{block_exclusive_scan, warp_inclusive_scan};
 use super::status::{AGGREGATE, PREFIX, TileStatus, clear_words};
 use super::tile::{reduce_staged, scan_staged, stage_tile, unstage_tile};
 use super::{EXCLUSIVE, Item, SinglePassSmem, from_words};
-use crate::gpu::{self, Shared, WARP_SIZE, atomic, warp};
+use crate::gpu::{self, Shared, WARP_SIZE, warp};
 use crate::ops::Monoid;
 
 /// Single pass with decoupled look-back: like the ticket scan
@@ -120,14 +120,7 @@ pub unsafe fn scan_lookback<T: Item, Op: Monoid<T>, const B: u32, const ITEMS: u
     // SAFETY (shared accesses): inside the carved slots; (global) the tile
     // overlaps 0..n, tickets stop at the grid size; (status) tiles below
     // the tile count, each (tile, flag) published once, by thread 0.
-    if tid == 0 {
-        // Relaxed is enough: the counter hands out indices; data moves
-        // through the status words.
-        let ticket = unsafe { atomic::add(status.counter(), 1u32) };
-        unsafe { smem.ticket.store(0, ticket) };
-    }
-    gpu::sync_threads();
-    let tile = unsafe { smem.ticket.load(0) };
+    let tile = unsafe { status.take_ticket(smem.ticket) };
     let start = tile as u64 * tile_len;
     unsafe { stage_tile::<T, Op, B, ITEMS>(input, n, start, smem.tile) };
     let mine = unsafe { reduce_staged::<T, Op, ITEMS>(smem.tile) };

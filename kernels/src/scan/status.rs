@@ -43,7 +43,7 @@
 //! look-back waits with it.
 
 use super::Item;
-use crate::gpu::{self, atomic, global};
+use crate::gpu::{self, Shared, atomic, global};
 use core::marker::PhantomData;
 use core::mem::size_of;
 
@@ -120,6 +120,28 @@ impl<T: Item> TileStatus<T> {
     #[inline(always)]
     pub fn counter(&self) -> *mut u32 {
         self.temp as *mut u32
+    }
+
+    /// This block's tile index: thread 0 takes the next ticket from the
+    /// counter and hands it to the block through `slot` (one `u32` of
+    /// shared memory). Relaxed is enough: the counter only hands out
+    /// indices; data moves through the status words. Ends with a barrier.
+    ///
+    /// # Safety
+    /// The storage is live; `slot` lies inside the launch's shared memory;
+    /// every thread of the block calls it.
+    #[inline(always)]
+    #[track_caller]
+    pub unsafe fn take_ticket(&self, slot: Shared<u32>) -> u32 {
+        if gpu::thread_idx() == 0 {
+            // SAFETY: the counter is the storage's first word; slot 0 is
+            // inside shared memory (caller).
+            let ticket = unsafe { atomic::add(self.counter(), 1u32) };
+            unsafe { slot.store(0, ticket) };
+        }
+        gpu::sync_threads();
+        // SAFETY: written before the barrier.
+        unsafe { slot.load(0) }
     }
 
     /// Word `i` of `tile`'s status.

@@ -5,7 +5,7 @@ use super::block::block_exclusive_scan;
 use super::status::{PREFIX, TileStatus, clear_words};
 use super::tile::{load_tile, store_tile, thread_reduce, thread_scan};
 use super::{EXCLUSIVE, Item, SinglePassSmem, from_words};
-use crate::gpu::{self, atomic};
+use crate::gpu;
 use crate::ops::Monoid;
 
 /// Single pass, tiles in ticket order: each block takes the next tile
@@ -67,14 +67,7 @@ pub unsafe fn scan_tickets<T: Item, Op: Monoid<T>, const B: u32, const ITEMS: us
     let status = TileStatus::<T>::new(temp);
     let smem = SinglePassSmem::<T>::carve(B, ITEMS);
     // SAFETY (shared accesses): inside the carved slots.
-    if tid == 0 {
-        // Relaxed is enough: the counter hands out indices; data moves
-        // through the status flags.
-        let ticket = unsafe { atomic::add(status.counter(), 1u32) };
-        unsafe { smem.ticket.store(0, ticket) };
-    }
-    gpu::sync_threads();
-    let tile = unsafe { smem.ticket.load(0) };
+    let tile = unsafe { status.take_ticket(smem.ticket) };
     let start = tile as u64 * tile_len;
     // SAFETY: the tile overlaps 0..n (tickets stop at the grid size).
     let mut items = unsafe { load_tile::<T, Op, B, ITEMS>(input, n, start, smem.tile) };
