@@ -91,26 +91,36 @@ pub fn atomic_point() {}
 #[inline(always)]
 pub fn spin_point() {}
 
-#[inline(always)]
-pub unsafe fn load_vec<T: Copy, const N: usize>(p: *const T) -> [T; N] {
-    let bytes = core::mem::size_of::<[T; N]>();
-    if bytes == 16 && core::mem::align_of::<T>() >= 4 {
-        let (a, b, c, d): (u32, u32, u32, u32);
-        // SAFETY: 16 readable bytes at a 16-byte aligned address (caller).
-        unsafe {
-            asm!(
-                "ld.global.nc.v4.u32 {{{0}, {1}, {2}, {3}}}, [{4}];",
-                out(reg32) a, out(reg32) b, out(reg32) c, out(reg32) d,
-                in(reg64) p,
-                options(readonly, nostack, preserves_flags)
-            );
-            core::mem::transmute_copy(&[a, b, c, d])
+/// A 16-byte vector load with the given instruction when `[T; N]` is 16
+/// bytes of 4-byte-aligned elements, else a plain read.
+macro_rules! load_v4 {
+    ($name:ident, $insn:literal) => {
+        #[inline(always)]
+        pub unsafe fn $name<T: Copy, const N: usize>(p: *const T) -> [T; N] {
+            let bytes = core::mem::size_of::<[T; N]>();
+            if bytes == 16 && core::mem::align_of::<T>() >= 4 {
+                let (a, b, c, d): (u32, u32, u32, u32);
+                // SAFETY: 16 readable bytes at a 16-byte aligned address (caller).
+                unsafe {
+                    asm!(
+                        concat!($insn, " {{{0}, {1}, {2}, {3}}}, [{4}];"),
+                        out(reg32) a, out(reg32) b, out(reg32) c, out(reg32) d,
+                        in(reg64) p,
+                        options(readonly, nostack, preserves_flags)
+                    );
+                    core::mem::transmute_copy(&[a, b, c, d])
+                }
+            } else {
+                // SAFETY: caller's contract.
+                unsafe { (p as *const [T; N]).read() }
+            }
         }
-    } else {
-        // SAFETY: caller's contract.
-        unsafe { (p as *const [T; N]).read() }
-    }
+    };
 }
+// Through the read-only (non-coherent) data path.
+load_v4!(load_vec, "ld.global.nc.v4.u32");
+// Coherent: for data the kernel itself writes later.
+load_v4!(load_vec_coherent, "ld.global.v4.u32");
 
 #[inline(always)]
 pub unsafe fn atomic_add_f32(p: *mut f32, v: f32) -> f32 {
@@ -170,27 +180,6 @@ pub unsafe fn load_acquire_u64(p: *const u64) -> u64 {
     // SAFETY: aligned, live address (caller).
     unsafe { asm!("ld.acquire.gpu.u64 {0}, [{1}];", out(reg64) v, in(reg64) p, options(nostack)) };
     v
-}
-/// `ld.global.v4.u32` (coherent: no `.nc`), else a plain read.
-#[inline(always)]
-pub unsafe fn load_vec_coherent<T: Copy, const N: usize>(p: *const T) -> [T; N] {
-    let bytes = core::mem::size_of::<[T; N]>();
-    if bytes == 16 && core::mem::align_of::<T>() >= 4 {
-        let (a, b, c, d): (u32, u32, u32, u32);
-        // SAFETY: 16 readable bytes at a 16-byte aligned address (caller).
-        unsafe {
-            asm!(
-                "ld.global.v4.u32 {{{0}, {1}, {2}, {3}}}, [{4}];",
-                out(reg32) a, out(reg32) b, out(reg32) c, out(reg32) d,
-                in(reg64) p,
-                options(readonly, nostack, preserves_flags)
-            );
-            core::mem::transmute_copy(&[a, b, c, d])
-        }
-    } else {
-        // SAFETY: caller's contract.
-        unsafe { (p as *const [T; N]).read() }
-    }
 }
 /// `st.global.v4.u32` when 16 bytes, else a plain write.
 #[inline(always)]
