@@ -532,29 +532,25 @@ fn scan_cases_for<T: Elem>() -> Vec<Case> {
     // Every algorithm at its default block size, inclusive sum, with
     // temporary storage made once per size (the `*_with_temp` calls), as a
     // caller that scans repeatedly would; the single-pass scans' clearing
-    // of their status is part of every run.
-    for alg in ScanAlgorithm::ALL {
-        let temp: RefCell<Option<(usize, ScanTemp)>> = RefCell::new(None);
-        cases.push(scan_case::<T>(&format!("inclusive/{}", alg.name()), true, move |ctx, input, out| {
-            let scan = ctx.scan().algorithm(alg);
-            let mut slot = temp.borrow_mut();
-            if !matches!(&*slot, Some((len, _)) if *len >= input.len()) {
-                *slot = Some((input.len(), scan.temp::<T>(input.len())?));
-            }
-            match slot.as_mut() {
-                Some((_, t)) => scan.inclusive_with_temp(input, out, Sum, t),
-                None => scan.inclusive(input, out, Sum),
-            }
-        }));
+    // of their status is part of every run. Then the look-back at the other
+    // block sizes that keep 128 bytes (or 64 at 512 threads) per thread,
+    // for tuning (instantiated for 4-byte types; wider ones have the
+    // default only).
+    let mut variants: Vec<(String, ScanAlgorithm, Option<u32>)> =
+        ScanAlgorithm::ALL.into_iter().map(|alg| (format!("inclusive/{}", alg.name()), alg, None)).collect();
+    if T::TY.size() == 4 {
+        for block in [128u32, 512] {
+            variants.push((format!("inclusive/lookback/b{block}"), ScanAlgorithm::DecoupledLookBack, Some(block)));
+        }
     }
-    // The look-back at the other block sizes that keep 128 bytes (or 64 at
-    // 512 threads) per thread, for tuning.
-    // (Instantiated for 4-byte types; wider ones have the default only.)
-    let blocks: &[u32] = if T::TY.size() == 4 { &[128, 512] } else { &[] };
-    for &block in blocks {
+    for (name, alg, block) in variants {
         let temp: RefCell<Option<(usize, ScanTemp)>> = RefCell::new(None);
-        cases.push(scan_case::<T>(&format!("inclusive/lookback/b{block}"), true, move |ctx, input, out| {
-            let scan = ctx.scan().algorithm(ScanAlgorithm::DecoupledLookBack).block_size(block);
+        cases.push(scan_case::<T>(&name, true, move |ctx, input, out| {
+            let scan = ctx.scan().algorithm(alg);
+            let scan = match block {
+                Some(b) => scan.block_size(b),
+                None => scan,
+            };
             let mut slot = temp.borrow_mut();
             if !matches!(&*slot, Some((len, _)) if *len >= input.len()) {
                 *slot = Some((input.len(), scan.temp::<T>(input.len())?));
