@@ -55,7 +55,7 @@ use crate::ops::Monoid;
 /// * the same with whole tiles loaded and stored 16 bytes at a time, all
 ///   loads in flight before the first shared store, and status read with
 ///   relaxed instead of acquire loads: 3.70-3.72 TB/s (87-88% of copy; f32 the
-///   same, f64 3.47 TB/s) — this kernel. Variants of it that measured
+///   same, f64 3.47 TB/s). Variants of it that measured
 ///   less: loading in two halves (32 registers, 6 blocks per
 ///   multiprocessor) 84%; `cp.async` straight into shared memory 82%;
 ///   scanning the tile locally while the first look-back read is in
@@ -72,7 +72,30 @@ use crate::ops::Monoid;
 /// * persistent blocks that prefetch their next tile into registers while
 ///   looking back (80-96 registers): 1.2-2.3 TB/s, limited by occupancy
 ///   and, before the fence-free status, by `MEMBAR` waiting for the
-///   prefetch.
+///   prefetch;
+/// * the look-back waiting only for the tiles after the nearest PREFIX of
+///   its first read, not for every tile of its window: 3.76-3.78 TB/s
+///   (88.3% / 88.7% of copy for i32 / f32, f64 79.9% -> 82.8%) — this
+///   kernel.
+///
+/// Where a tile's time goes (2^28 `i32`, per-tile `globaltimer` stamps
+/// written over the output in an experimental build; means): ticket 0.7
+/// µs, loads 2.2 µs, reduction and AGGREGATE 1.1 µs, look-back 4.3 µs,
+/// scan and stores 1.0 µs, so about 230 of the ~660 resident tiles are
+/// looking back at any moment. A status read takes about 1.3 µs to come
+/// back under full load, a look-back needs one or two of them plus
+/// a wait for its youngest predecessors' aggregates, and a quarter of
+/// the tiles find no PREFIX in their first 256 predecessors. With the
+/// look-back's waiting removed (wrong results, timing only) the same
+/// kernel reaches 96-97% of copy: the data path is not the limit. Variants
+/// measured since and not kept: the tile kept in registers, striped, and
+/// scanned with shuffles (no shared staging; 56-64 registers) 83-84%, with
+/// `.maxnreg 48` 74-82%, parked in shared memory during the look-back 81%;
+/// 2 or 4 tiles per thread per look-back round (512 / 1024 predecessors)
+/// 68% / 61%; the next window's status read along with each round's 85%;
+/// the first status read issued before the tile's own reduction 85%;
+/// status read with atomics (`atom.cas` of 0 by 0), which answer in L2,
+/// 59%.
 ///
 /// Cost: `2n` memory traffic, one launch (plus clearing the status); a
 /// tile waits only for its predecessors' *aggregates*, which they publish
@@ -132,7 +155,7 @@ pub unsafe fn scan_lookback<T: Item, Op: Monoid<T>, const B: u32, const ITEMS: u
     let before = if tile == 0 {
         Op::identity()
     } else {
-        let before = unsafe { block_look_back::<T, Op, B>(&status, tile, smem.look, smem.look_flags) };
+        let before = unsafe { block_look_back::<T, Op, B>(&status, tile, smem.look, smem.look_flags, smem.look_near) };
         if tid == 0 {
             unsafe { status.publish(tile, PREFIX, Op::combine(before, aggregate), Some(aggregate)) };
         }
@@ -148,8 +171,15 @@ pub unsafe fn scan_lookback<T: Item, Op: Monoid<T>, const B: u32, const ITEMS: u
 
 /// The combine of every tile before `tile` (its exclusive prefix), by all
 /// `B` threads of the block, `B` predecessors per round; every thread
-/// returns it. `slots` and `flags` hold two sets of 32 (one per round
-/// parity, so one barrier per round suffices).
+/// returns it. `slots`, `flags` and `near` hold two sets of 32 (one per
+/// round parity, so no round waits for the previous one's readers).
+///
+/// A round reads the status of every tile of its window once, all reads in
+/// flight together, and finds the nearest PREFIX among them (a shuffle max
+/// per warp, one barrier). Only the tiles after that PREFIX matter, so
+/// only their threads wait for an INVALID status to change; a slow tile
+/// further back (one whose loads took long) no longer holds up every
+/// look-back whose window merely contains it.
 ///
 /// # Safety
 /// `0 < tile <` the tile count; every earlier tile belongs to a block that
@@ -161,6 +191,7 @@ unsafe fn block_look_back<T: Item, Op: Monoid<T>, const B: u32>(
     tile: u32,
     slots: Shared<T>,
     flags: Shared<u32>,
+    near: Shared<i32>,
 ) -> T {
     let (tid, lane, w) = (gpu::thread_idx(), gpu::lane(), gpu::warp_idx() as usize);
     let warps = (B / WARP_SIZE) as usize;
@@ -172,16 +203,38 @@ unsafe fn block_look_back<T: Item, Op: Monoid<T>, const B: u32>(
         let mine = top - (B - 1 - tid) as i64;
         // Tiles before 0 count as an identity PREFIX; they only appear in
         // a window that also holds tile 0, which is a PREFIX itself.
-        // SAFETY: 0 <= mine < tile.
-        let (flag, value) = if mine >= 0 { unsafe { status.wait(mine as u32) } } else { (PREFIX, Op::identity()) };
-        // This warp's highest lane holding a PREFIX, or -1 (a shuffle max).
-        let mut stop: i32 = if flag == PREFIX { lane as i32 } else { -1 };
-        let mut mask = WARP_SIZE / 2;
-        while mask > 0 {
-            let other = warp::shfl_xor(stop, mask);
-            stop = if other > stop { other } else { stop };
-            mask /= 2;
+        // SAFETY (status reads): 0 <= mine < tile.
+        let mut got = if mine >= 0 {
+            TileStatus::<T>::decode(unsafe { status.read(mine as u32) })
+        } else {
+            Some((PREFIX, Op::identity()))
+        };
+        // The window's nearest PREFIX in this first read: per warp the
+        // highest lane holding one (a shuffle max), then across warps.
+        let first = warp_max(if matches!(got, Some((PREFIX, _))) { tid as i32 } else { -1 });
+        if lane == 0 {
+            // SAFETY: set + w < 64 slots.
+            unsafe { near.store(set + w, first) };
         }
+        gpu::sync_threads();
+        let mut nearest = -1;
+        for k in 0..warps {
+            // SAFETY: written before the barrier above.
+            let v = unsafe { near.load(set + k) };
+            nearest = if v > nearest { v } else { nearest };
+        }
+        // Tiles after it must be read until they are no longer INVALID;
+        // tiles before it are not needed.
+        if tid as i32 > nearest {
+            while got.is_none() {
+                // SAFETY: as above; the tile's block runs or is done.
+                got = TileStatus::<T>::decode(unsafe { status.read(mine as u32) });
+            }
+        }
+        let (flag, value) = got.unwrap_or((AGGREGATE, Op::identity()));
+        // This warp's highest lane holding a PREFIX now (a tile may have
+        // moved on to PREFIX since the first read), or -1.
+        let stop = warp_max(if flag == PREFIX { lane as i32 } else { -1 });
         let part = if lane as i32 >= stop { value } else { Op::identity() };
         let total = warp::shfl_idx(warp_inclusive_scan::<T, Op>(part), WARP_SIZE - 1);
         if lane == 0 {
@@ -214,4 +267,17 @@ unsafe fn block_look_back<T: Item, Op: Monoid<T>, const B: u32>(
         top -= B as i64;
         set = 32 - set;
     }
+}
+
+/// The maximum of `v` over the warp (five `shfl.xor` steps).
+#[inline(always)]
+#[track_caller]
+fn warp_max(mut v: i32) -> i32 {
+    let mut mask = WARP_SIZE / 2;
+    while mask > 0 {
+        let other = warp::shfl_xor(v, mask);
+        v = if other > v { other } else { v };
+        mask /= 2;
+    }
+    v
 }

@@ -95,9 +95,10 @@ pub const fn smem_bytes<T>(family: &str, b: u32) -> Option<usize> {
 
 /// Dynamic shared memory of the single-pass kernels at block size `b`
 /// with `items` per thread: the tile, the warp totals, the look-back's two
-/// sets of 32 warp totals and flags, the tile's prefix and its ticket.
+/// sets of 32 warp totals, flags and nearest-PREFIX positions, the tile's
+/// prefix and its ticket.
 pub const fn single_pass_smem_bytes<T>(b: u32, items: usize) -> usize {
-    round16((tile::tile_slots::<T>(b, items) + block::WARP_SLOTS + 2 * 32 + 1) * size_of::<T>() + (2 * 32 + 1) * 4)
+    round16((tile::tile_slots::<T>(b, items) + block::WARP_SLOTS + 2 * 32 + 1) * size_of::<T>() + (4 * 32 + 1) * 4)
 }
 
 /// The single-pass kernels' shared memory, carved.
@@ -107,6 +108,7 @@ struct SinglePassSmem<T> {
     look: Shared<T>,
     prefix: Shared<T>,
     look_flags: Shared<u32>,
+    look_near: Shared<i32>,
     ticket: Shared<u32>,
 }
 
@@ -119,8 +121,9 @@ impl<T: Item> SinglePassSmem<T> {
         let prefix = look.after::<T>(2 * 32);
         // After whole elements of T (aligned for T), so aligned for u32.
         let look_flags = prefix.after::<u32>(1);
-        let ticket = look_flags.after::<u32>(2 * 32);
-        SinglePassSmem { tile, warps, look, prefix, look_flags, ticket }
+        let look_near = look_flags.after::<i32>(2 * 32);
+        let ticket = look_near.after::<u32>(2 * 32);
+        SinglePassSmem { tile, warps, look, prefix, look_flags, look_near, ticket }
     }
 }
 

@@ -174,6 +174,43 @@ impl<T: Item> TileStatus<T> {
         }
     }
 
+    /// One strong read of every word of `tile`'s status (relaxed: see the
+    /// module docs), without waiting; [`Self::decode`] tells whether it is
+    /// complete. Split from the decoding so that a thread can have several
+    /// tiles' reads in flight at once.
+    ///
+    /// # Safety
+    /// `tile` is below the launch's tile count, the storage is live.
+    #[inline(always)]
+    #[track_caller]
+    pub unsafe fn read(&self, tile: u32) -> [u64; 4] {
+        let mut raw = [0u64; 4];
+        for i in 0..4 {
+            if i < words_per_tile::<T>() {
+                // SAFETY: inside the status array (caller).
+                raw[i] = unsafe { atomic::load_relaxed_u64(self.word(tile, i)) };
+            }
+        }
+        raw
+    }
+
+    /// The flag and value of a [`Self::read`], or `None` while the tile is
+    /// INVALID or its words carry different flags (the writer was between
+    /// words): read it again.
+    #[inline(always)]
+    pub fn decode(raw: [u64; 4]) -> Option<(u32, T)> {
+        let flag = (raw[0] >> 32) as u32;
+        let mut same = flag != INVALID;
+        let mut bytes = [0u64; 2];
+        for i in 0..4 {
+            if i < words_per_tile::<T>() {
+                same &= (raw[i] >> 32) as u32 == flag;
+                bytes[i / 2] |= (raw[i] & 0xFFFF_FFFF) << (32 * (i % 2));
+            }
+        }
+        if same { Some((flag, from_words(bytes))) } else { None }
+    }
+
     /// Spin until `tile` has a flag other than `INVALID` in all its words;
     /// return the flag and its value.
     ///
@@ -184,25 +221,9 @@ impl<T: Item> TileStatus<T> {
     #[track_caller]
     pub unsafe fn wait(&self, tile: u32) -> (u32, T) {
         loop {
-            // Strong loads, so a spin sees other blocks' writes. Relaxed, not
-            // acquire: the value travels in the word itself, so nothing
-            // else needs ordering, and an acquire load on sm_90 is followed
-            // by an L1 invalidation (`CCTL.IVALL`) that every spin repeats.
-            // SAFETY: inside the status array.
-            let first = unsafe { atomic::load_relaxed_u64(self.word(tile, 0)) };
-            let flag = (first >> 32) as u32;
-            if flag == INVALID {
-                continue;
-            }
-            let mut bytes = [first & 0xFFFF_FFFF, 0];
-            let mut same = true;
-            for i in 1..words_per_tile::<T>() {
-                let w = unsafe { atomic::load_relaxed_u64(self.word(tile, i)) };
-                same &= (w >> 32) as u32 == flag;
-                bytes[i / 2] |= (w & 0xFFFF_FFFF) << (32 * (i % 2));
-            }
-            if same {
-                return (flag, from_words(bytes));
+            // SAFETY: the caller's contract.
+            if let Some(got) = Self::decode(unsafe { self.read(tile) }) {
+                return got;
             }
         }
     }
