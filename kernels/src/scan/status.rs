@@ -185,10 +185,10 @@ impl<T: Item> TileStatus<T> {
     #[track_caller]
     pub unsafe fn read(&self, tile: u32) -> [u64; 4] {
         let mut raw = [0u64; 4];
-        for i in 0..4 {
+        for (i, w) in raw.iter_mut().enumerate() {
             if i < words_per_tile::<T>() {
                 // SAFETY: inside the status array (caller).
-                raw[i] = unsafe { atomic::load_relaxed_u64(self.word(tile, i)) };
+                *w = unsafe { atomic::load_relaxed_u64(self.word(tile, i)) };
             }
         }
         raw
