@@ -103,7 +103,7 @@ pub enum ScanAlgorithm {
     /// predecessors, the whole block reading a window of `B` of them per
     /// memory round trip, until it finds a published inclusive prefix.
     /// Tiles of 128 bytes per thread (8192 `i32` at 256 threads) staged in
-    /// shared memory. `2n` traffic, one launch; the default (88% of the
+    /// shared memory. `2n` traffic, one launch; the default (92% of the
     /// copy rate at 2^28 `i32`/`f32` on an H200). Float results may differ
     /// in the last bits from run to run (see the module docs).
     DecoupledLookBack,

@@ -111,6 +111,12 @@ pub trait Monoid<T>: Copy + 'static {
     /// Whether `combine` is `+` on an element type, so a native atomic add
     /// can apply it (`red.add` / `atom.add`) instead of a CAS loop.
     const IS_ADD: bool = false;
+    /// Whether `combine(a, b) == combine(b, a)` for all values (for floats,
+    /// up to rounding once regrouped and the sign of zero), so that a set
+    /// of values may be combined in any order. The look-back scan then
+    /// publishes a tile's total from the order it loaded the tile in,
+    /// before staging it. Leave `false` when unsure: order is then kept.
+    const COMMUTATIVE: bool = false;
     fn identity() -> T;
     fn combine(a: T, b: T) -> T;
 }
@@ -138,6 +144,7 @@ pub struct BitOr;
 pub struct BitXor;
 
 impl<T: Element> Monoid<T> for Sum {
+    const COMMUTATIVE: bool = true;
     const IS_ADD: bool = true;
     #[inline(always)]
     fn identity() -> T {
@@ -149,6 +156,7 @@ impl<T: Element> Monoid<T> for Sum {
     }
 }
 impl<T: Element> Monoid<T> for Product {
+    const COMMUTATIVE: bool = true;
     #[inline(always)]
     fn identity() -> T {
         T::ONE
@@ -159,6 +167,7 @@ impl<T: Element> Monoid<T> for Product {
     }
 }
 impl<T: Element> Monoid<T> for Min {
+    const COMMUTATIVE: bool = true;
     #[inline(always)]
     fn identity() -> T {
         T::HIGHEST
@@ -169,6 +178,7 @@ impl<T: Element> Monoid<T> for Min {
     }
 }
 impl<T: Element> Monoid<T> for Max {
+    const COMMUTATIVE: bool = true;
     #[inline(always)]
     fn identity() -> T {
         T::LOWEST
@@ -179,6 +189,7 @@ impl<T: Element> Monoid<T> for Max {
     }
 }
 impl<T: Integer> Monoid<T> for BitAnd {
+    const COMMUTATIVE: bool = true;
     #[inline(always)]
     fn identity() -> T {
         T::ALL_ONES
@@ -189,6 +200,7 @@ impl<T: Integer> Monoid<T> for BitAnd {
     }
 }
 impl<T: Integer> Monoid<T> for BitOr {
+    const COMMUTATIVE: bool = true;
     #[inline(always)]
     fn identity() -> T {
         T::ZERO
@@ -199,6 +211,7 @@ impl<T: Integer> Monoid<T> for BitOr {
     }
 }
 impl<T: Integer> Monoid<T> for BitXor {
+    const COMMUTATIVE: bool = true;
     #[inline(always)]
     fn identity() -> T {
         T::ZERO

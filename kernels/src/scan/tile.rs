@@ -91,6 +91,27 @@ pub unsafe fn stage_tile<T: Item, Op: Monoid<T>, const B: u32, const ITEMS: usiz
     start: u64,
     s: Shared<T>,
 ) {
+    // SAFETY: the caller's contract.
+    unsafe { stage_tile_unsynced::<T, Op, B, ITEMS>(input, n, start, s) };
+    gpu::sync_threads();
+}
+
+/// [`stage_tile`] without its closing barrier; returns the combine of the
+/// elements this thread loaded, in the order it loaded them (striped, so
+/// not a contiguous run: meaningful for a commutative operator only, and
+/// left for the compiler to drop where unused).
+///
+/// # Safety
+/// As [`stage_tile`]; the caller puts a barrier before anyone reads the
+/// staged tile.
+#[inline(always)]
+#[track_caller]
+pub unsafe fn stage_tile_unsynced<T: Item, Op: Monoid<T>, const B: u32, const ITEMS: usize>(
+    input: *const T,
+    n: u64,
+    start: u64,
+    s: Shared<T>,
+) -> T {
     let tid = gpu::thread_idx() as usize;
     let len = B as usize * ITEMS;
     // SAFETY (all accesses): global indices below n (checked unless the
@@ -106,14 +127,16 @@ pub unsafe fn stage_tile<T: Item, Op: Monoid<T>, const B: u32, const ITEMS: usiz
             _ => unsafe { stage_full_vec::<T, Op, B, ITEMS, 1>(base, s) },
         }
     } else {
+        let mut acc = Op::identity();
         for k in 0..ITEMS {
             let i = k * B as usize + tid;
             let g = start + i as u64;
             let v = if g < n { unsafe { global::load(input.add(g as usize)) } } else { Op::identity() };
             unsafe { s.store(pad::<T, ITEMS>(i), v) };
+            acc = Op::combine(acc, v);
         }
+        acc
     }
-    gpu::sync_threads();
 }
 
 /// Write the staged tile back to global memory, striped (coalesced),
@@ -175,9 +198,10 @@ pub unsafe fn unstage_tile<T: Item, const B: u32, const ITEMS: usize>(
 unsafe fn stage_full_vec<T: Item, Op: Monoid<T>, const B: u32, const ITEMS: usize, const V: usize>(
     base: *const T,
     s: Shared<T>,
-) {
+) -> T {
     let tid = gpu::thread_idx() as usize;
     let mut items = [Op::identity(); ITEMS];
+    let mut acc = Op::identity();
     for k in 0..ITEMS / V {
         let q = k * B as usize + tid;
         // SAFETY: chunk q lies inside the tile (caller).
@@ -191,8 +215,10 @@ unsafe fn stage_full_vec<T: Item, Op: Monoid<T>, const B: u32, const ITEMS: usiz
         for j in 0..V {
             // SAFETY: shared slots below tile_slots.
             unsafe { s.store(pad::<T, ITEMS>(q * V + j), items[k * V + j]) };
+            acc = Op::combine(acc, items[k * V + j]);
         }
     }
+    acc
 }
 
 /// The reverse of [`stage_full_vec`]: a whole tile from shared to global
