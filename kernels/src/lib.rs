@@ -1,6 +1,6 @@
 //! Device code of `gpuprim`, one source for two targets.
 //!
-//! * On `nvptx64-nvidia-cuda` every kernel named in an [`entries!`] list
+//! * On `nvptx64-nvidia-cuda` every kernel named in an `entries!` list
 //!   becomes a `#[no_mangle] extern "ptx-kernel"` function, and the device API
 //!   in [`gpu`] lowers to PTX instructions (`bar.sync`, `shfl.sync`, `atom`).
 //! * On the host the same kernels are plain functions, registered by name in

@@ -24,7 +24,7 @@ pub trait Reduction: Copy + 'static {
     fn identity() -> Self::Acc;
     fn combine(a: Self::Acc, b: Self::Acc) -> Self::Acc;
     /// `*p = combine(*p, v)` atomically; by default a compare-and-swap
-    /// loop on the accumulator's bits (see [`super::block::atomic_combine`]).
+    /// loop on the accumulator's bits (see [`super::block::cas_combine`]).
     ///
     /// # Safety
     /// `p` is a live, aligned accumulator and `ATOMIC_BYTES` is 4 or 8.

@@ -16,7 +16,7 @@ use crate::ops::{Element, Monoid};
 /// barrier between steps or uses shuffles (see `reduce_shuffle`).
 ///
 /// # Safety
-/// As [`super::shuffle::reduce_shuffle`], with `B * size_of::<T>()` bytes of
+/// As [`super::cascaded::reduce_shuffle`], with `B * size_of::<T>()` bytes of
 /// shared memory and `ceil(n / 2B)` blocks.
 pub unsafe fn reduce_volatile_tail<T: Element, Op: Monoid<T>, const B: u32>(input: *const T, n: u64, out: *mut T) {
     const { assert!(B.is_power_of_two() && B >= 64 && B <= 1024) };
