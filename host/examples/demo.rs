@@ -11,7 +11,7 @@
 //!
 //! To show another operation, add one line to [`ops`].
 
-use gpuprim::{BackendKind, Context, DeviceBuffer, Scalar};
+use gpuprim::{BackendKind, Context, DeviceBuffer, DeviceRepr, Scalar};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -302,6 +302,26 @@ fn show<T: Elem>(ctx: &Context, label: &str, data: &[T], ops: Vec<Op<T>>) -> Res
     Ok(all_ok)
 }
 
+/// The median time of `call` writing `out` (after warm-up runs); then
+/// `out` is poisoned, written once more, untimed, and read back for the
+/// check.
+fn timed_output<T: DeviceRepr>(
+    ctx: &Context,
+    out: &mut DeviceBuffer<T>,
+    call: impl Fn(&mut DeviceBuffer<T>) -> Result<(), gpuprim::Error>,
+) -> Result<(Duration, Vec<T>), gpuprim::Error> {
+    let mut times = Vec::with_capacity(RUNS);
+    for run in 0..WARMUP + RUNS {
+        let ((), t) = ctx.time(|| call(out))?;
+        if run >= WARMUP {
+            times.push(t);
+        }
+    }
+    out.poison()?;
+    call(out)?;
+    Ok((median(times), out.to_vec()?))
+}
+
 /// Scans of the same data: a running total of the hashed integers
 /// (exact, wrapping), an exclusive running sum of the signal (f64
 /// reference, rounding bound), and the signal smoothed by the recurrence
@@ -311,18 +331,16 @@ fn show<T: Elem>(ctx: &Context, label: &str, data: &[T], ops: Vec<Op<T>>) -> Res
 #[allow(clippy::neg_cmp_op_on_partial_ord)]
 fn show_scans(ctx: &Context, sig: &[f32], ints: &[i32]) -> Result<bool, gpuprim::Error> {
     let n = sig.len();
-    let gbps = |bytes: usize, t: Duration| bytes as f64 / t.as_secs_f64() / 1e9;
-    // Median time of the call (after warm-up runs); the output is then
-    // poisoned and written once more, untimed, for the check.
-    let timed = |f: &dyn Fn() -> Result<(), gpuprim::Error>| -> Result<Duration, gpuprim::Error> {
-        let mut times = Vec::with_capacity(RUNS);
-        for run in 0..WARMUP + RUNS {
-            let ((), t) = ctx.time(f)?;
-            if run >= WARMUP {
-                times.push(t);
-            }
-        }
-        Ok(median(times))
+    // One table row: the call, its check, its median time and the rate for
+    // the bytes it must move.
+    let row = |name: &str, check: &str, t: Duration, bytes: usize| {
+        println!(
+            "  {:<34} {:<44} {:>10} {:>9}",
+            name,
+            check,
+            crate::sig(t.as_secs_f64() * 1e6),
+            crate::sig(bytes as f64 / t.as_secs_f64() / 1e9)
+        )
     };
     let mut ok = true;
     println!("scans ({n} elements):");
@@ -331,13 +349,7 @@ fn show_scans(ctx: &Context, sig: &[f32], ints: &[i32]) -> Result<bool, gpuprim:
     // Running total of the integers: exact.
     let x = ctx.upload(ints)?;
     let mut y = ctx.alloc::<i32>(n)?;
-    let t = {
-        let y = std::cell::RefCell::new(&mut y);
-        timed(&|| ctx.inclusive_scan(&x, &mut y.borrow_mut()))?
-    };
-    y.poison()?;
-    ctx.inclusive_scan(&x, &mut y)?;
-    let got = y.to_vec()?;
+    let (t, got) = timed_output(ctx, &mut y, |y| ctx.inclusive_scan(&x, y))?;
     let mut run = 0i32;
     let bad = ints.iter().zip(&got).position(|(&v, &g)| {
         run = run.wrapping_add(v);
@@ -350,24 +362,12 @@ fn show_scans(ctx: &Context, sig: &[f32], ints: &[i32]) -> Result<bool, gpuprim:
             format!("MISMATCH at {i}")
         }
     };
-    println!(
-        "  {:<34} {:<44} {:>10} {:>9}",
-        "inclusive_scan (i32, sum)",
-        check,
-        crate::sig(t.as_secs_f64() * 1e6),
-        crate::sig(gbps(8 * n, t))
-    );
+    row("inclusive_scan (i32, sum)", &check, t, 8 * n);
 
     // Exclusive running sum of the signal: within the rounding bound.
     let xs = ctx.upload(sig)?;
     let mut ys = ctx.alloc::<f32>(n)?;
-    let t = {
-        let ys = std::cell::RefCell::new(&mut ys);
-        timed(&|| ctx.exclusive_scan(&xs, &mut ys.borrow_mut(), 0.0))?
-    };
-    ys.poison()?;
-    ctx.exclusive_scan(&xs, &mut ys, 0.0)?;
-    let got = ys.to_vec()?;
+    let (t, got) = timed_output(ctx, &mut ys, |ys| ctx.exclusive_scan(&xs, ys, 0.0))?;
     let (mut want, mut abs, mut worst) = (0.0f64, 0.0f64, 0.0f64);
     let depth = 64.0 + 2.0 * (n.max(2) as f64).log2();
     for (i, (&v, &g)) in sig.iter().zip(&got).enumerate() {
@@ -382,25 +382,13 @@ fn show_scans(ctx: &Context, sig: &[f32], ints: &[i32]) -> Result<bool, gpuprim:
     }
     let check =
         format!("{} (worst error {:.2} of its bound)", if worst <= 1.0 { "within bound" } else { "MISMATCH" }, worst);
-    println!(
-        "  {:<34} {:<44} {:>10} {:>9}",
-        "exclusive_scan (f32, sum)",
-        check,
-        crate::sig(t.as_secs_f64() * 1e6),
-        crate::sig(gbps(8 * n, t))
-    );
+    row("exclusive_scan (f32, sum)", &check, t, 8 * n);
 
     // Exponential moving average of the signal through the recurrence.
     let a = 0.01f32;
     let l = ctx.upload(&vec![a; n])?;
     let mut v = ctx.alloc::<f32>(n)?;
-    let t = {
-        let v = std::cell::RefCell::new(&mut v);
-        timed(&|| ctx.linear_recurrence(&l, &xs, 0.0, &mut v.borrow_mut()))?
-    };
-    v.poison()?;
-    ctx.linear_recurrence(&l, &xs, 0.0, &mut v)?;
-    let got = v.to_vec()?;
+    let (t, got) = timed_output(ctx, &mut v, |v| ctx.linear_recurrence(&l, &xs, 0.0, v))?;
     let (mut cur, mut worst) = (0.0f64, 0.0f64);
     for (&x, &g) in sig.iter().zip(&got) {
         cur = (1.0 - a as f64) * cur + a as f64 * x as f64;
@@ -414,13 +402,7 @@ fn show_scans(ctx: &Context, sig: &[f32], ints: &[i32]) -> Result<bool, gpuprim:
     }
     let check =
         format!("max |error| {worst:.1e} (bound {bound:.0e}); last = {:.4}", got.last().copied().unwrap_or(0.0));
-    println!(
-        "  {:<34} {:<44} {:>10} {:>9}",
-        "linear_recurrence (f32, EMA 0.01)",
-        check,
-        crate::sig(t.as_secs_f64() * 1e6),
-        crate::sig(gbps(12 * n, t))
-    );
+    row("linear_recurrence (f32, EMA 0.01)", &check, t, 12 * n);
     Ok(ok)
 }
 
