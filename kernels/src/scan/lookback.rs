@@ -265,11 +265,10 @@ unsafe fn block_look_back<T: Item, Op: Monoid<T>, const B: u32>(
         }
         // Tiles after it must be read until they are no longer INVALID;
         // tiles before it are not needed.
-        if tid as i32 > nearest {
-            while got.is_none() {
-                // SAFETY: as above; the tile's block runs or is done.
-                got = TileStatus::<T>::decode(unsafe { status.read(mine as u32) });
-            }
+        if tid as i32 > nearest && got.is_none() {
+            // SAFETY: as above (`got` is only None for mine >= 0); the
+            // tile's block runs or is done.
+            got = Some(unsafe { status.wait(mine as u32) });
         }
         let (flag, value) = got.unwrap_or((AGGREGATE, Op::identity()));
         // This warp's highest lane holding a PREFIX now (a tile may have

@@ -215,6 +215,8 @@ unsafe fn stage_full_vec<T: Item, Op: Monoid<T>, const B: u32, const ITEMS: usiz
         for j in 0..V {
             // SAFETY: shared slots below tile_slots.
             unsafe { s.store(pad::<T, ITEMS>(q * V + j), items[k * V + j]) };
+            // Combined here, not in the load loop: there it made LLVM stop
+            // unrolling this loop, and `items` went to local memory.
             acc = Op::combine(acc, items[k * V + j]);
         }
     }
