@@ -1,13 +1,15 @@
 //! The context: a backend, its loaded kernels, memory and launches.
 
 use crate::backend::BackendKind;
-use crate::backend::cuda::{Cuda, CudaAlloc};
+use crate::backend::cuda::Cuda;
 use crate::backend::emu::{EmuAlloc, EmuConfig, Emulator};
-use crate::buffer::{DeviceBuffer, DeviceRepr};
-use crate::error::{Error, Result};
+pub(crate) use crate::buffer::Alloc;
+use crate::buffer::{DeviceBuffer, DeviceInput, DeviceOutput, DeviceRepr, Domain};
+use crate::error::{CudaContext as _, Error, Result};
+use cudarc::driver::CudaStream;
 use gpuprim_kernels::{Arg, HostKernel, ParamKind};
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// Grid, block and dynamic shared memory of a launch (one-dimensional).
@@ -29,118 +31,59 @@ pub(crate) enum Backend {
     Emu(Emulator),
 }
 
-pub(crate) enum Alloc {
-    Cuda(CudaAlloc),
-    Emu(EmuAlloc),
-}
-
-impl Alloc {
-    pub(crate) fn addr(&self) -> u64 {
-        match self {
-            Alloc::Cuda(a) => a.addr(),
-            Alloc::Emu(a) => a.addr(),
-        }
-    }
-}
-
+/// One device (or emulator) with the library's kernels: shared by every
+/// [`Context`] cloned from, or put on another stream of, the same one.
 pub(crate) struct Inner {
-    /// Temporary storage the simple calls reuse (declared before `backend`
-    /// so it is freed while the CUDA context still exists). Layout: the
-    /// reductions' "last block" counter sits in the first 256 bytes and is
-    /// zero between calls; everything after is free for each call to use
-    /// (reduction partials, scan status), with no contents promised.
-    scratch: std::sync::Mutex<Option<(Alloc, usize)>>,
     pub(crate) backend: Backend,
     kernels: HashMap<&'static str, &'static HostKernel>,
 }
 
 impl Inner {
-    /// Run `f` with at least `bytes` of zero-initialised temporary storage
-    /// whose 16-byte counter area `f` leaves zero when it succeeds; reused
-    /// across calls, replaced when too small or when `f` fails.
-    pub(crate) fn with_scratch<R>(&self, bytes: usize, f: impl FnOnce(&Alloc) -> Result<R>) -> Result<R> {
-        let mut guard = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
-        let fits = matches!(&*guard, Some((_, have)) if *have >= bytes);
-        if !fits {
-            if let Some((old, _)) = guard.take() {
-                self.free(&old);
-            }
-            let size = bytes.max(64 * 1024).next_power_of_two();
-            let mut a = self.alloc(size)?;
-            self.fill_u32(&mut a, 0)?;
-            *guard = Some((a, size));
+    pub(crate) fn domain(&self) -> Domain {
+        match &self.backend {
+            Backend::Cuda(c) => Domain::Cuda(c.domain()),
+            Backend::Emu(e) => Domain::Emu(e.id()),
         }
-        let result = match &*guard {
-            Some((a, _)) => f(a),
-            None => Err(Error::OutOfMemory { bytes, reason: "scratch storage missing".into() }),
-        };
-        if result.is_err()
-            && let Some((old, _)) = guard.take()
-        {
-            self.free(&old);
-        }
-        result
     }
 
-    pub(crate) fn alloc(&self, bytes: usize) -> Result<Alloc> {
-        Ok(match &self.backend {
-            Backend::Cuda(c) => Alloc::Cuda(c.alloc(bytes)?),
-            Backend::Emu(e) => Alloc::Emu(e.alloc(bytes)),
-        })
-    }
-    pub(crate) fn free(&self, a: &Alloc) {
-        if let (Backend::Emu(e), Alloc::Emu(a)) = (&self.backend, a) {
-            e.free(a)
+    /// Allocate `bytes`; the emulator's memory comes back as its owner.
+    pub(crate) fn alloc_raw(&self, bytes: usize) -> Result<(u64, Option<EmuAlloc>)> {
+        match &self.backend {
+            Backend::Cuda(c) => Ok((c.alloc(bytes)?, None)),
+            Backend::Emu(e) => {
+                let a = e.alloc(bytes).map_err(|reason| Error::OutOfMemory { bytes, reason })?;
+                Ok((a.addr(), Some(a)))
+            }
         }
     }
-    /// Copy `src` to byte `offset` of `dst`; the range must fit.
-    pub(crate) fn upload(&self, dst: &mut Alloc, offset: usize, src: &[u8]) -> Result<()> {
-        match (&self.backend, dst) {
-            (Backend::Cuda(c), Alloc::Cuda(a)) => c.upload(a, offset, src),
-            (Backend::Emu(_), Alloc::Emu(a)) => {
-                a.as_bytes_mut()[offset..offset + src.len()].copy_from_slice(src);
-                Ok(())
-            }
-            _ => Err(foreign()),
-        }
-    }
-    /// Copy from byte `offset` of `src` into `dst`; the range must fit.
-    pub(crate) fn download(&self, src: &Alloc, offset: usize, dst: &mut [u8]) -> Result<()> {
-        match (&self.backend, src) {
-            (Backend::Cuda(c), Alloc::Cuda(a)) => c.download(a, offset, dst),
-            (Backend::Emu(_), Alloc::Emu(a)) => {
-                dst.copy_from_slice(&a.as_bytes()[offset..offset + dst.len()]);
-                Ok(())
-            }
-            _ => Err(foreign()),
-        }
-    }
-    pub(crate) fn fill_u32(&self, dst: &mut Alloc, value: u32) -> Result<()> {
-        match (&self.backend, dst) {
-            (Backend::Cuda(c), Alloc::Cuda(a)) => c.fill_u32(a, value),
-            (Backend::Emu(_), Alloc::Emu(a)) => {
-                for chunk in a.as_bytes_mut().chunks_mut(4) {
-                    chunk.copy_from_slice(&value.to_le_bytes()[..chunk.len()]);
-                }
-                Ok(())
-            }
-            _ => Err(foreign()),
+
+    pub(crate) fn free_raw(&self, addr: u64, emu: Option<EmuAlloc>) {
+        match (&self.backend, emu) {
+            (Backend::Cuda(c), _) => c.free(addr),
+            (Backend::Emu(e), Some(a)) => e.free(&a),
+            (Backend::Emu(_), None) => {}
         }
     }
 }
 
-fn foreign() -> Error {
-    Error::BadLaunch { kernel: String::new(), reason: "buffer belongs to a context of another backend".into() }
-}
-
-impl<T: DeviceRepr> Drop for DeviceBuffer<T> {
-    fn drop(&mut self) {
-        self.inner.free(&self.alloc);
-    }
+/// What one stream of a context owns: the stream, and the temporary
+/// storage the simple calls reuse (stream-ordered, so one per stream).
+pub(crate) struct StreamState {
+    /// Layout: the reductions' "last block" counter sits in the first 256
+    /// bytes and is zero between calls; everything after is free for each
+    /// call to use (reduction partials, scan status), with no contents
+    /// promised. Declared before `cuda` so it is freed first.
+    scratch: Mutex<Option<Alloc>>,
+    cuda: Option<Arc<CudaStream>>,
 }
 
 /// The entry point: a backend (a CUDA device or the CPU emulator) with the
-/// library's kernels loaded.
+/// library's kernels, and a stream that operations queue their work on.
+///
+/// Clones share the device and the stream, and may be used from any
+/// thread: every call binds the device's context to the calling thread
+/// first. [`Context::with_stream`] and [`Context::fork`] give contexts on
+/// other streams of the same device, sharing its loaded kernels.
 ///
 /// ```
 /// # fn main() -> gpuprim::Result<()> {
@@ -153,6 +96,7 @@ impl<T: DeviceRepr> Drop for DeviceBuffer<T> {
 #[derive(Clone)]
 pub struct Context {
     pub(crate) inner: Arc<Inner>,
+    stream: Arc<StreamState>,
 }
 
 impl std::fmt::Debug for Context {
@@ -165,27 +109,117 @@ fn kernel_table() -> HashMap<&'static str, &'static HostKernel> {
     gpuprim_kernels::host_kernels().iter().map(|k| (k.name, k)).collect()
 }
 
+/// An event on a context's stream: record it after some work, and make
+/// another stream (or your own CUDA code, through [`Event::as_cudarc`])
+/// wait for it. On the emulator, whose work is done by the time a call
+/// returns, events are already complete.
+pub struct Event {
+    cuda: Option<cudarc::driver::CudaEvent>,
+}
+
+impl Event {
+    /// The cudarc event, on CUDA.
+    pub fn as_cudarc(&self) -> Option<&cudarc::driver::CudaEvent> {
+        self.cuda.as_ref()
+    }
+    /// Wait on the host until the recorded work is done.
+    pub fn synchronize(&self) -> Result<()> {
+        match &self.cuda {
+            Some(e) => e.synchronize().during("cuEventSynchronize"),
+            None => Ok(()),
+        }
+    }
+}
+
+impl From<cudarc::driver::CudaEvent> for Event {
+    fn from(e: cudarc::driver::CudaEvent) -> Self {
+        Event { cuda: Some(e) }
+    }
+}
+
 impl Context {
-    /// CUDA when an NVIDIA driver and device are present, the CPU emulator
-    /// otherwise. Set `GPUPRIM_BACKEND=emu` (or `cuda`) to choose.
+    /// CUDA device 0 when an NVIDIA driver and a device are present, the
+    /// CPU emulator otherwise. Only the absence of a driver or of a device
+    /// leads to the emulator: any other failure (an unsupported GPU, a
+    /// driver error) is returned. Set `GPUPRIM_BACKEND=emu` (or `cuda`) to
+    /// choose.
     pub fn new() -> Result<Self> {
         match std::env::var("GPUPRIM_BACKEND").as_deref() {
             Ok("emu") | Ok("emulator") => Ok(Self::emulator()),
             Ok("cuda") => Self::cuda(),
-            _ => Ok(Self::cuda().unwrap_or_else(|_| Self::emulator())),
+            _ => match Self::cuda() {
+                Err(Error::NoCuda { .. }) => Ok(Self::emulator()),
+                other => other,
+            },
         }
     }
 
     /// The CUDA backend on device 0, or why it cannot be had.
     pub fn cuda() -> Result<Self> {
-        let cuda = Cuda::new(crate::PTX)?;
+        Self::cuda_device(0)
+    }
+
+    /// The CUDA backend on device `ordinal` (its primary context, which the
+    /// CUDA runtime and cudarc share), on a new stream of its own.
+    pub fn cuda_device(ordinal: usize) -> Result<Self> {
+        Self::from_cuda(Cuda::new(ordinal)?, None)
+    }
+
+    /// How many CUDA devices there are: 0 without a driver.
+    pub fn device_count() -> usize {
+        crate::backend::cuda::device_count().unwrap_or(0)
+    }
+
+    /// A context that queues its work on `stream`, a cudarc stream of your
+    /// own, so that gpuprim's operations and your kernels are ordered on one
+    /// stream.
+    pub fn from_cudarc_stream(stream: Arc<CudaStream>) -> Result<Self> {
+        let cuda = Cuda::from_context(stream.context().clone())?;
+        Self::from_cuda(cuda, Some(stream))
+    }
+
+    fn from_cuda(cuda: Cuda, stream: Option<Arc<CudaStream>>) -> Result<Self> {
+        let stream = match stream {
+            Some(s) => s,
+            None => cuda.new_stream()?,
+        };
         Ok(Context {
-            inner: Arc::new(Inner {
-                scratch: Default::default(),
-                backend: Backend::Cuda(Box::new(cuda)),
-                kernels: kernel_table(),
-            }),
+            inner: Arc::new(Inner { backend: Backend::Cuda(Box::new(cuda)), kernels: kernel_table() }),
+            stream: Arc::new(StreamState { scratch: Default::default(), cuda: Some(stream) }),
         })
+    }
+
+    /// The same device (and its loaded kernels) on another stream: `stream`
+    /// must belong to this context's device. On the emulator it returns a
+    /// plain clone.
+    pub fn with_stream(&self, stream: Arc<CudaStream>) -> Result<Self> {
+        if let Backend::Cuda(c) = &self.inner.backend
+            && stream.context().cu_ctx() as u64 != c.domain()
+        {
+            return Err(Error::ForeignMemory {
+                what: "stream",
+                owner: Domain::Cuda(stream.context().cu_ctx() as u64).to_string(),
+                here: self.domain().to_string(),
+            });
+        }
+        if self.backend() == BackendKind::Emulator {
+            return Ok(self.clone());
+        }
+        Ok(Context {
+            inner: self.inner.clone(),
+            stream: Arc::new(StreamState { scratch: Default::default(), cuda: Some(stream) }),
+        })
+    }
+
+    /// The same device on a new stream of its own (for concurrent work).
+    pub fn fork(&self) -> Result<Self> {
+        match &self.inner.backend {
+            Backend::Cuda(c) => self.with_stream(c.new_stream()?),
+            Backend::Emu(_) => Ok(Context {
+                inner: self.inner.clone(),
+                stream: Arc::new(StreamState { scratch: Default::default(), cuda: None }),
+            }),
+        }
     }
 
     /// The CPU emulator with default settings.
@@ -196,11 +230,8 @@ impl Context {
     /// The CPU emulator with the given settings (seed, resident blocks ...).
     pub fn emulator_with(config: EmuConfig) -> Self {
         Context {
-            inner: Arc::new(Inner {
-                scratch: Default::default(),
-                backend: Backend::Emu(Emulator::new(config)),
-                kernels: kernel_table(),
-            }),
+            inner: Arc::new(Inner { backend: Backend::Emu(Emulator::new(config)), kernels: kernel_table() }),
+            stream: Arc::new(StreamState { scratch: Default::default(), cuda: None }),
         }
     }
 
@@ -220,6 +251,22 @@ impl Context {
         }
     }
 
+    /// The GPU's compute capability (`(9, 0)` on an H100/H200); `None` on
+    /// the emulator.
+    pub fn compute_capability(&self) -> Option<(i32, i32)> {
+        match &self.inner.backend {
+            Backend::Cuda(c) => Some(c.compute_capability()),
+            Backend::Emu(_) => None,
+        }
+    }
+
+    /// Whether kernels load as shipped machine code for this GPU (`true`
+    /// on compute capability 8.x and 9.0) rather than as PTX the driver
+    /// compiles on first use. `false` on the emulator.
+    pub fn has_machine_code(&self) -> bool {
+        matches!(&self.inner.backend, Backend::Cuda(c) if c.image() != crate::artifact::Image::Ptx)
+    }
+
     /// Streaming multiprocessors (the emulator reports its resident blocks).
     pub fn multiprocessors(&self) -> u32 {
         match &self.inner.backend {
@@ -228,9 +275,87 @@ impl Context {
         }
     }
 
+    /// The cudarc context of the device, on CUDA.
+    pub fn cudarc_context(&self) -> Option<&Arc<cudarc::driver::CudaContext>> {
+        match &self.inner.backend {
+            Backend::Cuda(c) => Some(c.context()),
+            Backend::Emu(_) => None,
+        }
+    }
+
+    /// The stream this context queues its work on, on CUDA.
+    pub fn cudarc_stream(&self) -> Option<&Arc<CudaStream>> {
+        self.stream.cuda.as_ref()
+    }
+
+    pub(crate) fn cuda_stream(&self) -> Option<&CudaStream> {
+        self.stream.cuda.as_deref()
+    }
+
+    pub(crate) fn domain(&self) -> Domain {
+        self.inner.domain()
+    }
+
+    /// Memory of `domain` may be used here, or `ForeignMemory`.
+    pub(crate) fn check_domain(&self, domain: Domain, what: &'static str) -> Result<()> {
+        let here = self.domain();
+        if domain == here {
+            Ok(())
+        } else {
+            Err(Error::ForeignMemory { what, owner: domain.to_string(), here: here.to_string() })
+        }
+    }
+
+    /// `addr .. addr + bytes` lies in one live allocation of this device.
+    pub(crate) fn check_device_range(&self, addr: u64, bytes: usize) -> Result<()> {
+        let what = "raw device view";
+        let (start, len) = match &self.inner.backend {
+            Backend::Cuda(c) => c.address_range(addr).map_err(|_| Error::ForeignMemory {
+                what,
+                owner: format!("address {addr:#x}, which is no device allocation of this context"),
+                here: self.domain().to_string(),
+            })?,
+            Backend::Emu(e) => e.allocation_of(addr, 1).ok_or_else(|| Error::ForeignMemory {
+                what,
+                owner: format!("address {addr:#x}, which is no allocation of this emulator"),
+                here: self.domain().to_string(),
+            })?,
+        };
+        let offset = (addr - start) as usize;
+        if offset.checked_add(bytes).is_none_or(|end| end > len) {
+            return Err(Error::OutOfRange { what: "raw device view (bytes)", start: offset, end: offset.saturating_add(bytes), len });
+        }
+        Ok(())
+    }
+
+    /// Record an event after the work queued so far on this stream.
+    pub fn record_event(&self) -> Result<Event> {
+        match (&self.inner.backend, self.cuda_stream()) {
+            (Backend::Cuda(c), Some(s)) => {
+                c.bind()?;
+                let e = c.context().new_event(None).during("cuEventCreate")?;
+                e.record(s).during("cuEventRecord")?;
+                Ok(Event { cuda: Some(e) })
+            }
+            _ => Ok(Event { cuda: None }),
+        }
+    }
+
+    /// Make the work queued after this call wait for `event` (recorded on
+    /// any stream of the same device, by gpuprim or by your code).
+    pub fn wait_event(&self, event: &Event) -> Result<()> {
+        match (&self.inner.backend, self.cuda_stream(), &event.cuda) {
+            (Backend::Cuda(c), Some(s), Some(e)) => {
+                c.bind()?;
+                s.wait(e).during("cuStreamWaitEvent")
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// A buffer of `len` elements whose contents are unspecified.
     pub fn alloc<T: DeviceRepr>(&self, len: usize) -> Result<DeviceBuffer<T>> {
-        DeviceBuffer::new(self.inner.clone(), len)
+        DeviceBuffer::new(self, len)
     }
 
     /// A buffer holding a copy of `data`.
@@ -240,26 +365,110 @@ impl Context {
         Ok(b)
     }
 
-    /// Stream-ordered copy between device buffers of equal length.
-    pub fn copy<T: DeviceRepr>(&self, src: &DeviceBuffer<T>, dst: &mut DeviceBuffer<T>) -> Result<()> {
-        if src.len() != dst.len() {
-            return Err(Error::LengthMismatch { what: "copy destination", expected: src.len(), got: dst.len() });
+    /// Stream-ordered copy between device memory of equal length.
+    pub fn copy<T: DeviceRepr>(&self, src: &impl DeviceInput<T>, dst: &mut impl DeviceOutput<T>) -> Result<()> {
+        let src = src.input(self)?;
+        let dst = dst.output(self)?;
+        if src.view.len() != dst.view.len() {
+            return Err(Error::LengthMismatch {
+                what: "copy destination",
+                expected: src.view.len(),
+                got: dst.view.len(),
+            });
         }
-        match (&self.inner.backend, &src.alloc, &mut dst.alloc) {
-            (Backend::Cuda(c), Alloc::Cuda(s), Alloc::Cuda(d)) => c.copy(d, s),
-            (Backend::Emu(_), Alloc::Emu(s), Alloc::Emu(d)) => {
-                d.as_bytes_mut().copy_from_slice(s.as_bytes());
+        let bytes = src.view.len() * std::mem::size_of::<T>();
+        match (&self.inner.backend, self.cuda_stream()) {
+            (Backend::Cuda(c), Some(s)) => c.copy(s, dst.view.addr(), src.view.addr(), bytes),
+            _ => {
+                // SAFETY: both views were checked to lie in live emulator
+                // allocations of `bytes` each; `copy` allows overlap.
+                unsafe { std::ptr::copy(src.view.addr() as *const u8, dst.view.addr() as *mut u8, bytes) };
                 Ok(())
             }
-            _ => Err(foreign()),
         }
     }
 
-    /// Wait until all queued work has finished.
-    pub fn synchronize(&self) -> Result<()> {
+    /// Copy `src` to device address `dst` (a checked range of this device).
+    pub(crate) fn upload_bytes(&self, dst: u64, src: &[u8]) -> Result<()> {
+        match (&self.inner.backend, self.cuda_stream()) {
+            (Backend::Cuda(c), Some(s)) => c.upload(s, dst, src),
+            _ => self.emu_bytes(dst, src.len()).map(|d| d.copy_from_slice(src)),
+        }
+    }
+
+    /// Copy from device address `src` into `dst` after the queued work.
+    pub(crate) fn download_bytes(&self, src: u64, dst: &mut [u8]) -> Result<()> {
+        match (&self.inner.backend, self.cuda_stream()) {
+            (Backend::Cuda(c), Some(s)) => c.download(s, dst, src),
+            _ => self.emu_bytes(src, dst.len()).map(|s| dst.copy_from_slice(s)),
+        }
+    }
+
+    /// Stream-ordered fill of `bytes` bytes at `dst` with `value`.
+    pub(crate) fn fill_bytes(&self, dst: u64, value: u8, bytes: usize) -> Result<()> {
+        match (&self.inner.backend, self.cuda_stream()) {
+            (Backend::Cuda(c), Some(s)) => {
+                if dst.is_multiple_of(4) && bytes.is_multiple_of(4) {
+                    c.fill_u32(s, dst, u32::from_ne_bytes([value; 4]), bytes / 4)
+                } else {
+                    c.fill_u8(s, dst, value, bytes)
+                }
+            }
+            _ => self.emu_bytes(dst, bytes).map(|d| d.fill(value)),
+        }
+    }
+
+    /// Emulator memory at `addr` as bytes, checked to lie in an allocation.
+    #[allow(clippy::mut_from_ref)]
+    fn emu_bytes(&self, addr: u64, bytes: usize) -> Result<&mut [u8]> {
+        if bytes == 0 {
+            return Ok(&mut []);
+        }
         match &self.inner.backend {
-            Backend::Cuda(c) => c.synchronize(),
-            Backend::Emu(_) => Ok(()),
+            Backend::Emu(e) if e.allocation_of(addr, bytes).is_some() => {
+                // SAFETY: inside a live allocation of this emulator (just
+                // checked); the emulator runs no kernel concurrently with
+                // the host's use of a slice it returned (launches complete
+                // before `launch` returns).
+                Ok(unsafe { std::slice::from_raw_parts_mut(addr as *mut u8, bytes) })
+            }
+            _ => Err(Error::OutOfRange { what: "emulator memory", start: addr as usize, end: addr as usize + bytes, len: 0 }),
+        }
+    }
+
+    /// Run `f` with at least `bytes` of zero-initialised temporary storage
+    /// whose 16-byte counter area `f` leaves zero when it succeeds; reused
+    /// across calls on this stream, replaced when too small or when `f`
+    /// fails.
+    pub(crate) fn with_scratch<R>(&self, bytes: usize, f: impl FnOnce(&Alloc) -> Result<R>) -> Result<R> {
+        let mut guard = self.stream.scratch.lock().unwrap_or_else(|e| e.into_inner());
+        let fits = matches!(&*guard, Some(a) if a.bytes() >= bytes);
+        if !fits {
+            *guard = None;
+            let size = bytes.max(64 * 1024).checked_next_power_of_two().ok_or(Error::TooLarge {
+                what: "temporary storage (bytes)",
+                len: bytes as u64,
+                max: isize::MAX as u64,
+            })?;
+            let a = Alloc::new(&self.inner, size)?;
+            self.fill_bytes(a.addr(), 0, size)?;
+            *guard = Some(a);
+        }
+        let result = match &*guard {
+            Some(a) => f(a),
+            None => Err(Error::OutOfMemory { bytes, reason: "scratch storage missing".into() }),
+        };
+        if result.is_err() {
+            *guard = None;
+        }
+        result
+    }
+
+    /// Wait until all work queued on this context's stream has finished.
+    pub fn synchronize(&self) -> Result<()> {
+        match (&self.inner.backend, self.cuda_stream()) {
+            (Backend::Cuda(c), Some(s)) => c.synchronize(s),
+            _ => Ok(()),
         }
     }
 
@@ -268,9 +477,9 @@ impl Context {
     /// On the GPU this includes the host's submission of each launch; see
     /// [`time_held`](Context::time_held) for the GPU's execution alone.
     pub fn time<R>(&self, f: impl FnOnce() -> Result<R>) -> Result<(R, Duration)> {
-        match &self.inner.backend {
-            Backend::Cuda(c) => c.time(f),
-            Backend::Emu(_) => {
+        match (&self.inner.backend, self.cuda_stream()) {
+            (Backend::Cuda(c), Some(s)) => c.time(s, f),
+            _ => {
                 let t = std::time::Instant::now();
                 let r = f()?;
                 Ok((r, t.elapsed()))
@@ -310,10 +519,33 @@ impl Context {
     /// # Ok(()) }
     /// ```
     pub fn time_held<R>(&self, f: impl FnOnce() -> Result<R>) -> Result<(R, Duration)> {
-        match &self.inner.backend {
-            Backend::Cuda(c) => c.time_held(f),
-            Backend::Emu(_) => self.time(f),
+        match (&self.inner.backend, self.cuda_stream()) {
+            (Backend::Cuda(c), Some(s)) => c.time_held(s, f),
+            _ => self.time(f),
         }
+    }
+
+    /// Load every shipped kernel module now, instead of each on first use;
+    /// returns how many were loaded. For measuring what loading costs, or to
+    /// move it out of a latency-critical first call.
+    pub fn preload_kernels(&self) -> Result<usize> {
+        match &self.inner.backend {
+            Backend::Cuda(c) => c.preload_all(),
+            Backend::Emu(_) => Ok(0),
+        }
+    }
+
+    /// Make the PTX modules of a kernel container (as `cargo xtask
+    /// artifact` writes them) loadable on CUDA, for kernels outside the
+    /// shipped set. Their host-side entries must be in the kernel table.
+    #[doc(hidden)]
+    pub fn register_ptx_container(&self, file: &'static str, compressed: &'static [u8]) -> Result<()> {
+        if let Backend::Cuda(c) = &self.inner.backend {
+            let archive: &'static crate::artifact::Archive =
+                Box::leak(Box::new(crate::artifact::Archive::decode(file, compressed)?));
+            c.register(archive);
+        }
+        Ok(())
     }
 
     /// Look up a kernel by its entry name.
@@ -340,9 +572,9 @@ impl Context {
     /// On the emulator the launch runs to completion before this returns.
     ///
     /// # Safety
-    /// Pointer arguments must be addresses of live buffers of this context,
-    /// large enough for everything the kernel reads and writes with the
-    /// other arguments.
+    /// Pointer arguments must be addresses of live memory of this context's
+    /// device, large enough for everything the kernel reads and writes with
+    /// the other arguments.
     pub unsafe fn launch(&self, name: &str, cfg: LaunchConfig, args: &[Arg]) -> Result<()> {
         let k = self.kernel(name)?;
         if !args.iter().map(Arg::kind).eq(k.params.iter().copied()) {
@@ -360,8 +592,8 @@ impl Context {
         if cfg.shared_bytes > MAX_SHARED_BYTES {
             return bad(format!("{} bytes of shared memory (at most {MAX_SHARED_BYTES})", cfg.shared_bytes));
         }
-        match &self.inner.backend {
-            Backend::Cuda(c) => {
+        match (&self.inner.backend, self.cuda_stream()) {
+            (Backend::Cuda(c), Some(s)) => {
                 let mut slots = [0u64; 16];
                 if args.len() > slots.len() {
                     return bad(format!("{} parameters (at most {})", args.len(), slots.len()));
@@ -371,11 +603,12 @@ impl Context {
                 }
                 // SAFETY: argument kinds match the kernel (checked above);
                 // pointers are the caller's contract.
-                unsafe { c.launch(name, cfg.grid, cfg.block, cfg.shared_bytes, &mut slots[..args.len()]) }
+                unsafe { c.launch(s, name, cfg.grid, cfg.block, cfg.shared_bytes, &mut slots[..args.len()]) }
             }
-            Backend::Emu(e) => e
+            (Backend::Emu(e), _) => e
                 .launch(k, cfg.grid, cfg.block, cfg.shared_bytes as usize, args)
                 .map_err(|fault| Error::Emulator { kernel: name.into(), fault }),
+            (Backend::Cuda(_), None) => bad("no stream".into()),
         }
     }
 }
@@ -393,46 +626,52 @@ fn slot(a: &Arg) -> u64 {
 }
 
 impl Context {
-    /// Fill `buf` on the device with `hash_value(i, seed)`: integers
-    /// 0 ..= 2000 from a hash of the index (see
-    /// `gpuprim_kernels::util::hash_value`, which computes the same on the
-    /// host). For test inputs too large to upload quickly.
     /// Set element 0 of `buf` to `value`, stream-ordered (a one-thread
     /// kernel rather than a copy from the host, which would wait for the
     /// queued work). `T` of at most 16 bytes, a multiple of 4.
     pub(crate) fn set_first<T: DeviceRepr>(&self, buf: &mut DeviceBuffer<T>, value: T) -> Result<()> {
+        if buf.is_empty() {
+            return Err(Error::LengthMismatch { what: "output", expected: 1, got: 0 });
+        }
+        self.set_first_at(buf.addr(), value)
+    }
+
+    /// [`Context::set_first`] at a device address holding one `T`.
+    pub(crate) fn set_first_at<T: DeviceRepr>(&self, addr: u64, value: T) -> Result<()> {
         let size = std::mem::size_of::<T>();
-        if buf.is_empty() || size > 16 || !size.is_multiple_of(4) {
+        if size > 16 || !size.is_multiple_of(4) {
             return Err(Error::Unsupported {
                 what: "set_first".into(),
-                reason: format!("needs a non-empty buffer of 4, 8, 12 or 16-byte elements, not {size} bytes"),
+                reason: format!("needs 4, 8, 12 or 16-byte elements, not {size} bytes"),
             });
         }
         let mut words = [0u64; 2];
         crate::buffer::as_bytes_mut(&mut words)[..size].copy_from_slice(crate::buffer::as_bytes(&[value]));
-        // SAFETY: element 0 of `buf` is `size` bytes, 4-byte aligned.
+        // SAFETY: the element at `addr` is `size` bytes, 4-byte aligned.
         unsafe {
             self.launch(
                 "util_set_words_any_u32_b32",
                 LaunchConfig { grid: 1, block: 32, shared_bytes: 0 },
-                &[buf.arg(), words[0].into(), words[1].into(), ((size / 4) as u32).into()],
+                &[Arg::Ptr(addr), words[0].into(), words[1].into(), ((size / 4) as u32).into()],
             )
         }
     }
 
-    pub fn fill_hash<T: crate::Scalar>(&self, buf: &mut DeviceBuffer<T>, seed: u64) -> Result<()> {
-        if buf.is_empty() {
+    /// Fill `buf` on the device with `hash_value(i, seed)`: integers
+    /// 0 ..= 2000 from a hash of the index (see
+    /// `gpuprim_kernels::util::hash_value`, which computes the same on the
+    /// host). For test inputs too large to upload quickly.
+    pub fn fill_hash<T: crate::Scalar>(&self, buf: &mut impl DeviceOutput<T>, seed: u64) -> Result<()> {
+        let out = buf.output(self)?;
+        let n = out.view.len();
+        if n == 0 {
             return Ok(());
         }
-        let grid = (buf.len() as u64).div_ceil(256).clamp(1, self.multiprocessors() as u64 * 8) as u32;
+        let grid = (n as u64).div_ceil(256).clamp(1, self.multiprocessors() as u64 * 8) as u32;
         let name = format!("util_fill_hash_any_{}_b256", T::NAME);
-        // SAFETY: `buf` holds len elements, which is what the kernel writes.
+        // SAFETY: the view holds n elements, which is what the kernel writes.
         unsafe {
-            self.launch(
-                &name,
-                LaunchConfig { grid, block: 256, shared_bytes: 0 },
-                &[buf.arg(), (buf.len() as u64).into(), seed.into()],
-            )
+            self.launch(&name, LaunchConfig { grid, block: 256, shared_bytes: 0 }, &[out.view.arg(), (n as u64).into(), seed.into()])
         }
     }
 }

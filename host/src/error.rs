@@ -7,18 +7,20 @@ use crate::backend::emu::Fault;
 #[non_exhaustive]
 pub enum Error {
     /// A CUDA driver call failed.
-    #[error("CUDA driver call {call} failed: {source:?}")]
+    #[error("CUDA driver call {call} failed: {source}")]
     Cuda {
         call: &'static str,
         #[source]
-        source: cust::error::CudaError,
+        source: cudarc::driver::DriverError,
     },
-    /// A CUDA driver call made directly failed with this `CUresult` code.
-    #[error("CUDA driver call {call} failed with CUresult {code}")]
-    Driver { call: &'static str, code: u32 },
-    /// CUDA was asked for but cannot be used here.
+    /// There is no NVIDIA driver or no CUDA device here: the only case in
+    /// which [`Context::new`](crate::Context::new) falls back to the
+    /// emulator.
     #[error("no usable CUDA device: {reason}")]
     NoCuda { reason: String },
+    /// A CUDA device that the library's kernels cannot run on.
+    #[error("unsupported GPU {name} (compute capability {major}.{minor}): {reason}")]
+    UnsupportedDevice { name: String, major: i32, minor: i32, reason: String },
     /// The embedded PTX has no kernel of this name.
     #[error("no kernel named `{name}`{hint}")]
     UnknownKernel { name: String, hint: String },
@@ -56,6 +58,19 @@ pub enum Error {
     /// Memory for a buffer could not be had.
     #[error("cannot allocate {bytes} bytes of device memory: {reason}")]
     OutOfMemory { bytes: usize, reason: String },
+    /// A view or copy reaching past the end of the memory it is taken from.
+    #[error("{what}: elements {start}..{end} are outside the {len} available")]
+    OutOfRange { what: &'static str, start: usize, end: usize, len: usize },
+    /// A device address not aligned for its element type.
+    #[error("{what}: address {addr:#x} is not a multiple of {align} bytes")]
+    Misaligned { what: &'static str, addr: u64, align: usize },
+    /// Memory that belongs to another context, device or backend than the
+    /// one the operation runs on.
+    #[error("{what}: the memory belongs to {owner}, the operation runs on {here}")]
+    ForeignMemory { what: &'static str, owner: String, here: String },
+    /// The shipped kernel artifact could not be read (a packaging fault).
+    #[error("kernel artifact {file}: {reason}")]
+    Artifact { file: &'static str, reason: String },
 }
 
 /// `Result` with [`Error`].
@@ -65,7 +80,7 @@ pub(crate) trait CudaContext<T> {
     fn during(self, call: &'static str) -> Result<T>;
 }
 
-impl<T> CudaContext<T> for Result<T, cust::error::CudaError> {
+impl<T> CudaContext<T> for Result<T, cudarc::driver::DriverError> {
     fn during(self, call: &'static str) -> Result<T> {
         self.map_err(|source| Error::Cuda { call, source })
     }

@@ -1,11 +1,21 @@
 //! GPU reductions and scans whose kernels are written in Rust.
 //!
-//! `gpuprim` compiles its kernels (the `gpuprim-kernels` crate) to PTX with
-//! rustc's own NVPTX backend, embeds the PTX, and launches it through the CUDA
-//! driver with `cust`. Where no NVIDIA driver is present, the same kernels run
-//! on a CPU emulator that behaves like a GPU: blocks with their own shared
+//! Its kernels (the `gpuprim-kernels` crate) are Rust, compiled to PTX by
+//! rustc's own NVPTX backend when the library is released, and shipped in
+//! this crate as PTX for every NVIDIA GPU from Volta (sm_70) on plus
+//! machine code for compute capability 8.x and 9.0. They are launched
+//! through the CUDA driver, which is loaded at run time (with `cudarc`):
+//! building needs only stable Rust, no CUDA toolkit, and a program starts
+//! on machines with no NVIDIA driver too. There, the same kernels run on a
+//! CPU emulator that behaves like a GPU: blocks with their own shared
 //! memory, real barriers, 32-lane warps that do not run in lockstep, and
 //! checks for data races and out-of-bounds accesses.
+//!
+//! Operations take [`DeviceInput`]s and [`DeviceOutput`]s: buffers the
+//! library allocated, borrowed [views](DeviceSlice) of them or of memory
+//! your own CUDA code owns, and cudarc's `CudaSlice`/`CudaView`s; they run
+//! on the [`Context`]'s stream, which can be yours
+//! ([`Context::from_cudarc_stream`]).
 //!
 //! ```
 //! use gpuprim::Context;
@@ -18,6 +28,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod artifact;
 pub mod backend;
 mod buffer;
 mod context;
@@ -27,19 +38,15 @@ pub mod scan;
 
 pub use backend::BackendKind;
 pub use backend::emu::{EmuConfig, Fault, FaultKind};
-pub use buffer::{DeviceBuffer, DeviceRepr, Scalar};
-pub use context::{Context, LaunchConfig};
+pub use buffer::{DeviceBuffer, DeviceInput, DeviceOutput, DeviceRepr, DeviceSlice, DeviceSliceMut, Scalar, WideRepr};
+pub use context::{Context, Event, LaunchConfig};
+/// The cudarc version gpuprim is built with, for its stream and memory types.
+pub use cudarc;
+/// The `half` crate's `f16` and `bf16`, element types of reductions.
+pub use half;
 pub use error::{Error, Result};
 pub use gpuprim_kernels::Arg;
 pub use scan::{Scan, ScanAlgorithm, ScanTemp};
-
-/// The PTX of every kernel, as built from `kernels/` by `build.rs`.
-pub const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels.ptx"));
-/// Machine code of every kernel for [`CUBIN_ARCH`], when the build was
-/// asked for it (`GPUPRIM_CUBIN_ARCH`); empty otherwise.
-pub const CUBIN: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/kernels.cubin"));
-/// The GPU architecture [`CUBIN`] was built for (`"sm_90"`), or `""`.
-pub const CUBIN_ARCH: &str = include_str!(concat!(env!("OUT_DIR"), "/cubin_arch.txt"));
 
 /// The README's example, compiled and run as a doc test.
 #[doc = include_str!("../../README.md")]

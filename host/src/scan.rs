@@ -56,7 +56,7 @@
 //! scans). Pick [`ScanAlgorithm::ThreePhase`] or [`ScanAlgorithm::Tickets`]
 //! for bit-identical float results.
 
-use crate::buffer::{DeviceBuffer, DeviceRepr, Scalar};
+use crate::buffer::{DeviceBuffer, DeviceInput, DeviceOutput, DeviceRepr, DeviceSliceMut, Scalar};
 use crate::context::{Context, LaunchConfig};
 use crate::error::{Error, Result};
 use gpuprim_kernels::Arg;
@@ -297,7 +297,7 @@ impl Context {
     /// assert_eq!(y.to_vec()?, [1.0, 3.0, 6.0, 10.0]);
     /// # Ok(()) }
     /// ```
-    pub fn inclusive_scan<T: Scalar>(&self, input: &DeviceBuffer<T>, output: &mut DeviceBuffer<T>) -> Result<()> {
+    pub fn inclusive_scan<T: Scalar>(&self, input: &impl DeviceInput<T>, output: &mut impl DeviceOutput<T>) -> Result<()> {
         self.scan().inclusive(input, output, Sum)
     }
 
@@ -315,8 +315,8 @@ impl Context {
     /// ```
     pub fn exclusive_scan<T: Scalar>(
         &self,
-        input: &DeviceBuffer<T>,
-        output: &mut DeviceBuffer<T>,
+        input: &impl DeviceInput<T>,
+        output: &mut impl DeviceOutput<T>,
         init: T,
     ) -> Result<()> {
         self.scan().exclusive(input, output, init, Sum)
@@ -336,8 +336,8 @@ impl Context {
     /// ```
     pub fn inclusive_scan_by<T: ScanItem, Op: ScanOp<T>>(
         &self,
-        input: &DeviceBuffer<T>,
-        output: &mut DeviceBuffer<T>,
+        input: &impl DeviceInput<T>,
+        output: &mut impl DeviceOutput<T>,
         op: Op,
     ) -> Result<()> {
         self.scan().inclusive(input, output, op)
@@ -364,8 +364,8 @@ impl Context {
     /// ```
     pub fn exclusive_scan_by<T: ScanItem, Op: ScanOp<T>>(
         &self,
-        input: &DeviceBuffer<T>,
-        output: &mut DeviceBuffer<T>,
+        input: &impl DeviceInput<T>,
+        output: &mut impl DeviceOutput<T>,
         init: T,
         op: Op,
     ) -> Result<()> {
@@ -390,10 +390,10 @@ impl Context {
     /// ```
     pub fn linear_recurrence<T>(
         &self,
-        l: &DeviceBuffer<T>,
-        u: &DeviceBuffer<T>,
+        l: &impl DeviceInput<T>,
+        u: &impl DeviceInput<T>,
         v0: T,
-        out: &mut DeviceBuffer<T>,
+        out: &mut impl DeviceOutput<T>,
     ) -> Result<()>
     where
         T: Scalar + Ring,
@@ -443,25 +443,25 @@ impl<'c> Scan<'c> {
     /// ```
     pub fn inclusive<T: ScanItem, Op: ScanOp<T>>(
         &self,
-        input: &DeviceBuffer<T>,
-        output: &mut DeviceBuffer<T>,
+        input: &impl DeviceInput<T>,
+        output: &mut impl DeviceOutput<T>,
         op: Op,
     ) -> Result<()> {
         let _ = op;
-        self.run::<T, Op>(Source::Buffer(input.addr(), input.len()), output, Op::identity(), false, None)
+        self.run_io::<T, Op>(Some(input), output, Op::identity(), false, None)
     }
 
     /// Exclusive scan of `input` into `output` (same length), starting from
     /// `init`.
     pub fn exclusive<T: ScanItem, Op: ScanOp<T>>(
         &self,
-        input: &DeviceBuffer<T>,
-        output: &mut DeviceBuffer<T>,
+        input: &impl DeviceInput<T>,
+        output: &mut impl DeviceOutput<T>,
         init: T,
         op: Op,
     ) -> Result<()> {
         let _ = op;
-        self.run::<T, Op>(Source::Buffer(input.addr(), input.len()), output, init, true, None)
+        self.run_io::<T, Op>(Some(input), output, init, true, None)
     }
 
     /// Inclusive scan of `data` in place.
@@ -475,20 +475,20 @@ impl<'c> Scan<'c> {
     /// assert_eq!(x.to_vec()?, [2, 6, -6, -24]);
     /// # Ok(()) }
     /// ```
-    pub fn inclusive_in_place<T: ScanItem, Op: ScanOp<T>>(&self, data: &mut DeviceBuffer<T>, op: Op) -> Result<()> {
+    pub fn inclusive_in_place<T: ScanItem, Op: ScanOp<T>>(&self, data: &mut impl DeviceOutput<T>, op: Op) -> Result<()> {
         let _ = op;
-        self.run::<T, Op>(Source::InPlace, data, Op::identity(), false, None)
+        self.run_io::<T, Op>(None::<&DeviceBuffer<T>>, data, Op::identity(), false, None)
     }
 
     /// Exclusive scan of `data` in place, starting from `init`.
     pub fn exclusive_in_place<T: ScanItem, Op: ScanOp<T>>(
         &self,
-        data: &mut DeviceBuffer<T>,
+        data: &mut impl DeviceOutput<T>,
         init: T,
         op: Op,
     ) -> Result<()> {
         let _ = op;
-        self.run::<T, Op>(Source::InPlace, data, init, true, None)
+        self.run_io::<T, Op>(None::<&DeviceBuffer<T>>, data, init, true, None)
     }
 
     /// [`Scan::inclusive`] with caller-provided temporary storage: allocates
@@ -510,49 +510,49 @@ impl<'c> Scan<'c> {
     /// ```
     pub fn inclusive_with_temp<T: ScanItem, Op: ScanOp<T>>(
         &self,
-        input: &DeviceBuffer<T>,
-        output: &mut DeviceBuffer<T>,
+        input: &impl DeviceInput<T>,
+        output: &mut impl DeviceOutput<T>,
         op: Op,
         temp: &mut ScanTemp,
     ) -> Result<()> {
         let _ = op;
-        self.run::<T, Op>(Source::Buffer(input.addr(), input.len()), output, Op::identity(), false, Some(temp))
+        self.run_io::<T, Op>(Some(input), output, Op::identity(), false, Some(temp))
     }
 
     /// [`Scan::exclusive`] with caller-provided temporary storage.
     pub fn exclusive_with_temp<T: ScanItem, Op: ScanOp<T>>(
         &self,
-        input: &DeviceBuffer<T>,
-        output: &mut DeviceBuffer<T>,
+        input: &impl DeviceInput<T>,
+        output: &mut impl DeviceOutput<T>,
         init: T,
         op: Op,
         temp: &mut ScanTemp,
     ) -> Result<()> {
         let _ = op;
-        self.run::<T, Op>(Source::Buffer(input.addr(), input.len()), output, init, true, Some(temp))
+        self.run_io::<T, Op>(Some(input), output, init, true, Some(temp))
     }
 
     /// [`Scan::inclusive_in_place`] with caller-provided temporary storage.
     pub fn inclusive_in_place_with_temp<T: ScanItem, Op: ScanOp<T>>(
         &self,
-        data: &mut DeviceBuffer<T>,
+        data: &mut impl DeviceOutput<T>,
         op: Op,
         temp: &mut ScanTemp,
     ) -> Result<()> {
         let _ = op;
-        self.run::<T, Op>(Source::InPlace, data, Op::identity(), false, Some(temp))
+        self.run_io::<T, Op>(None::<&DeviceBuffer<T>>, data, Op::identity(), false, Some(temp))
     }
 
     /// [`Scan::exclusive_in_place`] with caller-provided temporary storage.
     pub fn exclusive_in_place_with_temp<T: ScanItem, Op: ScanOp<T>>(
         &self,
-        data: &mut DeviceBuffer<T>,
+        data: &mut impl DeviceOutput<T>,
         init: T,
         op: Op,
         temp: &mut ScanTemp,
     ) -> Result<()> {
         let _ = op;
-        self.run::<T, Op>(Source::InPlace, data, init, true, Some(temp))
+        self.run_io::<T, Op>(None::<&DeviceBuffer<T>>, data, init, true, Some(temp))
     }
 
     /// Bytes of temporary storage a scan of `len` elements of `T` needs
@@ -612,15 +612,17 @@ impl<'c> Scan<'c> {
     /// ```
     pub fn linear_recurrence<T>(
         &self,
-        l: &DeviceBuffer<T>,
-        u: &DeviceBuffer<T>,
+        l: &impl DeviceInput<T>,
+        u: &impl DeviceInput<T>,
         v0: T,
-        out: &mut DeviceBuffer<T>,
+        out: &mut impl DeviceOutput<T>,
     ) -> Result<()>
     where
         T: Scalar + Ring,
         Affine<T>: ScanItem,
     {
+        let (l, u, mut out) = (l.input(self.ctx)?, u.input(self.ctx)?, out.output(self.ctx)?);
+        let (l, u, out) = (&l.view, &u.view, &mut out.view);
         let n = l.len();
         if u.len() != n {
             return Err(Error::LengthMismatch { what: "recurrence input u", expected: n, got: u.len() });
@@ -649,7 +651,7 @@ impl<'c> Scan<'c> {
         // SAFETY: l, u and maps hold n elements each: what the kernel reads
         // and writes.
         unsafe { self.launch(&maps_name, grid, 256, 0, &args)? };
-        self.run::<Affine<T>, Compose>(Source::InPlace, &mut maps, Affine::new(<T as Ring>::ZERO, v0), false, None)?;
+        self.run::<Affine<T>, Compose>(Source::InPlace, maps.as_slice_mut(), Affine::new(<T as Ring>::ZERO, v0), false, None)?;
         let args = [maps.arg(), out.arg(), (n as u64).into()];
         // SAFETY: maps and out hold n elements each.
         unsafe { self.launch(&values_name, grid, 256, 0, &args) }
@@ -693,10 +695,31 @@ impl<'c> Scan<'c> {
         Ok(Plan { phase1, add, block, tile, smem })
     }
 
+    /// Resolve the views, then [`Scan::run`].
+    fn run_io<T: ScanItem, Op: ScanOp<T>>(
+        &self,
+        input: Option<&impl DeviceInput<T>>,
+        output: &mut impl DeviceOutput<T>,
+        init: T,
+        exclusive: bool,
+        temp: Option<&mut ScanTemp>,
+    ) -> Result<()> {
+        let input = input.map(|i| i.input(self.ctx)).transpose()?;
+        let mut output = output.output(self.ctx)?;
+        if let Some(t) = &temp {
+            self.ctx.check_domain(t.buf.context().domain(), "scan temporary storage")?;
+        }
+        let source = match &input {
+            Some(i) => Source::Buffer(i.view.addr(), i.view.len()),
+            None => Source::InPlace,
+        };
+        self.run::<T, Op>(source, output.view.reborrow(), init, exclusive, temp)
+    }
+
     fn run<T: ScanItem, Op: ScanOp<T>>(
         &self,
         source: Source,
-        output: &mut DeviceBuffer<T>,
+        output: DeviceSliceMut<'_, T>,
         init: T,
         exclusive: bool,
         temp: Option<&mut ScanTemp>,
@@ -763,7 +786,7 @@ impl<'c> Scan<'c> {
             // allocation after the first call. Its first 256 bytes hold the
             // reductions' counter (zero between calls); the scan uses bytes
             // after those, and clears them first.
-            None => self.ctx.inner.with_scratch(need + 2 * SCRATCH_GAP, |a| {
+            None => self.ctx.with_scratch(need + 2 * SCRATCH_GAP, |a| {
                 let temp = a.addr() + SCRATCH_GAP as u64;
                 if self.algorithm.is_single_pass() {
                     self.single_pass::<T>(&plan, src, dst, n, init, mode, temp, status, true, (0, 0))

@@ -19,6 +19,10 @@ use std::io::Write;
 pub use gpuprim;
 pub use proptest;
 
+/// The test-only kernels' PTX, as `cargo xtask artifact` writes it.
+pub const TESTING_PTX: &[u8] = include_bytes!("../kernels/testing.ptx.zst");
+const TESTING_PTX_FILE: &str = "tests/kernels/testing.ptx.zst";
+
 /// Append one line to the backend log, if one is configured.
 pub fn log(line: &str) {
     if let Ok(path) = std::env::var("GPUPRIM_TEST_LOG")
@@ -40,6 +44,9 @@ pub fn context(kind: BackendKind, test: &str) -> Option<Context> {
         }
         BackendKind::Cuda => match Context::cuda() {
             Ok(ctx) => {
+                // The deliberately faulty and other test-only kernels do not
+                // ship with the library; the tests bring their own PTX.
+                ctx.register_ptx_container(TESTING_PTX_FILE, TESTING_PTX).expect("the tests' PTX container decodes");
                 log(&format!("ran cuda {test}"));
                 Some(ctx)
             }

@@ -6,7 +6,6 @@ use std::fs;
 
 use anyhow::{Context, Result, bail};
 
-use crate::runtime;
 use crate::util::{self, Repo};
 
 /// Where the tests log `ran <backend> <test>` / `skip <backend> <test> <reason>`.
@@ -38,7 +37,6 @@ pub fn run(repo: &Repo, opts: &TestOptions) -> Result<()> {
     }
     cmd.args(&opts.extra);
     cmd.env("GPUPRIM_TEST_LOG", &log);
-    runtime::apply(repo, &mut cmd)?;
     let tests_ok = util::status(&mut cmd)?.success();
 
     // `cargo test --workspace` already ran the doc tests; nextest cannot.
@@ -51,7 +49,6 @@ pub fn run(repo: &Repo, opts: &TestOptions) -> Result<()> {
         let mut doc = repo.cargo();
         doc.args(["test", "--doc", "-p", "gpuprim", "--release"]);
         doc.env("GPUPRIM_TEST_LOG", &log);
-        runtime::apply(repo, &mut doc)?;
         util::status(&mut doc)?.success()
     };
 

@@ -275,24 +275,6 @@ pub fn json_str(json: &str, key: &str) -> Option<String> {
     json_decode_at(&json[start..]).map(|(s, _)| s)
 }
 
-/// All decoded string values of `"key":"..."` in a JSON text, in order.
-pub fn json_strs(json: &str, key: &str) -> Vec<String> {
-    let pat = format!("\"{key}\":\"");
-    let mut out = Vec::new();
-    let mut rest = json;
-    while let Some(i) = rest.find(&pat) {
-        rest = &rest[i + pat.len()..];
-        match json_decode_at(rest) {
-            Some((s, used)) => {
-                out.push(s);
-                rest = &rest[used..];
-            }
-            None => break,
-        }
-    }
-    out
-}
-
 /// Decodes a JSON string body starting just after its opening quote; returns
 /// the string and the number of bytes consumed including the closing quote.
 fn json_decode_at(s: &str) -> Option<(String, usize)> {
@@ -345,6 +327,5 @@ mod tests {
         let line = r#"{"reason":"compiler-artifact","executable":"/a/b \"c\"\\d","x":null}"#;
         assert_eq!(json_str(line, "executable").as_deref(), Some(r#"/a/b "c"\d"#));
         assert_eq!(json_str(line, "missing"), None);
-        assert_eq!(json_strs(r#"{"n":"a","n":"b"}"#, "n"), ["a", "b"]);
     }
 }

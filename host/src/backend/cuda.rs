@@ -1,215 +1,368 @@
-//! The CUDA backend: cust for the context, module, stream, memory, launches
-//! and events.
+//! The CUDA backend, on the driver API through `cudarc`, which loads
+//! `libcuda` at run time: a binary that uses gpuprim starts on a machine
+//! without an NVIDIA driver (and runs on the emulator there), and needs no
+//! CUDA toolkit to build.
+//!
+//! Every entry into the driver first binds the device's primary context to
+//! the calling thread, so a [`crate::Context`] and its buffers work from
+//! any thread. Kernel modules are loaded per group on first use (see
+//! [`crate::artifact`]).
 
-use crate::error::{CudaContext, Error, Result};
-use cust::memory::{CopyDestination, DeviceBuffer};
-use cust::prelude::{Context, Device, Module, Stream, StreamFlags};
+use crate::artifact::{self, Image};
+use crate::error::{CudaContext as _, Error, Result};
+use cudarc::driver::sys::{self, CUdevice_attribute};
+use cudarc::driver::{CudaContext, CudaStream, DriverError, result};
+use std::collections::HashMap;
 use std::ffi::c_void;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// A CUDA context on device 0 with the embedded kernels loaded.
+/// The NVIDIA driver, if present: `Ok(number of devices)`, or why not.
+/// Never panics: the library is looked for before any call.
+pub fn device_count() -> Result<usize> {
+    // SAFETY: only tries to open the shared library.
+    if !unsafe { sys::is_culib_present() } {
+        return Err(Error::NoCuda { reason: "the NVIDIA driver library (libcuda) is not installed".into() });
+    }
+    match result::init() {
+        Ok(()) => {}
+        Err(DriverError(sys::CUresult::CUDA_ERROR_NO_DEVICE)) => return Ok(0),
+        Err(e @ DriverError(sys::CUresult::CUDA_ERROR_STUB_LIBRARY))
+        | Err(e @ DriverError(sys::CUresult::CUDA_ERROR_SYSTEM_DRIVER_MISMATCH)) => {
+            return Err(Error::NoCuda { reason: format!("the driver did not initialise: {e}") });
+        }
+        Err(e) => return Err(Error::Cuda { call: "cuInit", source: e }),
+    }
+    Ok(result::device::get_count().during("cuDeviceGetCount")?.max(0) as usize)
+}
+
+/// One CUDA device (its primary context) with the library's kernels.
 pub struct Cuda {
-    // Field order is drop order: stream and module before the context.
-    stream: Stream,
-    module: Module,
-    /// Words of mapped host memory for [`Cuda::time_held`], made on first use.
-    held: std::sync::Mutex<Option<HeldWords>>,
-    device: Device,
-    _context: Context,
+    ctx: Arc<CudaContext>,
+    name: String,
+    major: i32,
+    minor: i32,
     sms: u32,
-    /// Function handles by entry name (`CUfunction` as an address): looked
-    /// up once, so a launch costs the driver call alone.
-    functions: std::sync::Mutex<std::collections::HashMap<String, usize>>,
+    /// Machine code shipped for this GPU, if any.
+    image: Option<Image>,
+    /// Loaded modules by group, and function handles by entry name.
+    loaded: Mutex<Loaded>,
+    /// Extra PTX containers registered at run time (the tests' kernels).
+    extra: Mutex<Vec<&'static artifact::Archive>>,
+    /// Words of mapped host memory for [`Cuda::time_held`], made on first use.
+    held: Mutex<Option<HeldWords>>,
 }
 
-/// Device memory of the CUDA backend.
-pub struct CudaAlloc {
-    buf: Option<DeviceBuffer<u8>>,
-    bytes: usize,
+#[derive(Default)]
+struct Loaded {
+    modules: HashMap<String, usize>,
+    functions: HashMap<String, usize>,
 }
 
-impl CudaAlloc {
-    pub fn addr(&self) -> u64 {
-        self.buf.as_ref().map(|b| b.as_device_ptr().as_raw()).unwrap_or(0)
-    }
-    pub fn bytes(&self) -> usize {
-        self.bytes
-    }
-}
+/// A device address handed to the driver.
+pub type DevicePtr = u64;
 
 impl Cuda {
-    /// Initialise the driver, take device 0 and load `ptx`.
-    pub fn new(ptx: &str) -> Result<Self> {
-        cust::init(cust::CudaFlags::empty())
-            .map_err(|e| Error::NoCuda { reason: format!("the driver did not initialise ({e:?})") })?;
-        let count = Device::num_devices().during("cuDeviceGetCount")?;
+    /// The device `ordinal`'s primary context (the one the CUDA runtime and
+    /// cudarc use too, so memory is shared with them).
+    pub fn new(ordinal: usize) -> Result<Self> {
+        let count = device_count()?;
         if count == 0 {
-            return Err(Error::NoCuda { reason: "the driver reports no devices".into() });
+            return Err(Error::NoCuda { reason: "the driver reports no CUDA devices".into() });
         }
-        let device = Device::get_device(0).during("cuDeviceGet")?;
-        let context = Context::new(device).during("cuCtxCreate")?;
-        // Embedded machine code when it matches this GPU, else the driver
-        // compiles the PTX (and caches the result on disk).
-        let major = device.get_attribute(cust::device::DeviceAttribute::ComputeCapabilityMajor).unwrap_or(0);
-        let minor = device.get_attribute(cust::device::DeviceAttribute::ComputeCapabilityMinor).unwrap_or(0);
-        let arch = format!("sm_{major}{minor}");
-        let module = if !crate::CUBIN.is_empty() && crate::CUBIN_ARCH.trim() == arch {
-            Module::from_cubin(crate::CUBIN, &[]).during("cuModuleLoadData (cubin)")?
-        } else {
-            Module::from_ptx(ptx, &[]).during("cuModuleLoadData (PTX)")?
-        };
-        // A blocking stream: synchronous copies (on the legacy stream) wait
-        // for the kernels queued here.
-        let stream = Stream::new(StreamFlags::DEFAULT, None).during("cuStreamCreate")?;
-        let sms =
-            device.get_attribute(cust::device::DeviceAttribute::MultiprocessorCount).map(|v| v as u32).unwrap_or(1);
+        if ordinal >= count {
+            return Err(Error::NoCuda { reason: format!("no CUDA device {ordinal}: there are {count}") });
+        }
+        let ctx = CudaContext::new(ordinal).during("cuDevicePrimaryCtxRetain")?;
+        Self::from_context(ctx)
+    }
+
+    /// Wrap an existing cudarc context.
+    pub fn from_context(ctx: Arc<CudaContext>) -> Result<Self> {
+        ctx.bind_to_thread().during("cuCtxSetCurrent")?;
+        let (major, minor) = ctx.compute_capability().during("cuDeviceGetAttribute")?;
+        let name = ctx.name().unwrap_or_else(|_| "unknown NVIDIA GPU".into());
+        if major < 7 {
+            return Err(Error::UnsupportedDevice {
+                name,
+                major,
+                minor,
+                reason: "gpuprim's kernels need compute capability 7.0 (Volta) or newer".into(),
+            });
+        }
+        let sms = ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT).unwrap_or(1).max(1) as u32;
         Ok(Cuda {
-            stream,
-            module,
-            held: Default::default(),
-            device,
-            _context: context,
+            ctx,
+            name,
+            major,
+            minor,
             sms,
-            functions: Default::default(),
+            image: Image::machine_code_for(major, minor),
+            loaded: Default::default(),
+            extra: Default::default(),
+            held: Default::default(),
         })
     }
 
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    /// Make this device's context current on the calling thread.
+    pub fn bind(&self) -> Result<()> {
+        self.ctx.bind_to_thread().during("cuCtxSetCurrent")
+    }
+
+    /// The primary context's handle: memory with the same one is ours.
+    pub fn domain(&self) -> u64 {
+        self.ctx.cu_ctx() as u64
+    }
+
     pub fn device_name(&self) -> String {
-        self.device.name().unwrap_or_else(|_| "unknown NVIDIA GPU".into())
+        self.name.clone()
+    }
+
+    pub fn compute_capability(&self) -> (i32, i32) {
+        (self.major, self.minor)
+    }
+
+    pub fn ordinal(&self) -> usize {
+        self.ctx.ordinal()
     }
 
     pub fn multiprocessors(&self) -> u32 {
         self.sms
     }
 
-    pub fn alloc(&self, bytes: usize) -> Result<CudaAlloc> {
+    /// Which image kernels load from on this GPU.
+    pub fn image(&self) -> Image {
+        self.image.unwrap_or(Image::Ptx)
+    }
+
+    /// A new stream of this device (non-blocking: it does not wait for the
+    /// legacy default stream; every copy the library makes is ordered on
+    /// its own stream).
+    pub fn new_stream(&self) -> Result<Arc<CudaStream>> {
+        self.ctx.new_stream().during("cuStreamCreate")
+    }
+
+    pub fn alloc(&self, bytes: usize) -> Result<DevicePtr> {
         if bytes == 0 {
-            return Ok(CudaAlloc { buf: None, bytes });
+            return Ok(0);
         }
-        // SAFETY: the bytes are written (copied or poisoned) before any
-        // read through the library's API.
-        let buf = unsafe { DeviceBuffer::<u8>::uninitialized(bytes) }
-            .map_err(|e| Error::OutOfMemory { bytes, reason: format!("{e:?}") })?;
-        Ok(CudaAlloc { buf: Some(buf), bytes })
+        self.bind()?;
+        // SAFETY: plain allocation; freed by `free`.
+        unsafe { result::malloc_sync(bytes) }.map_err(|e| Error::OutOfMemory { bytes, reason: e.to_string() })
     }
 
-    /// Copy `src` to byte `offset` of `dst` (in range: the caller checks).
-    pub fn upload(&self, dst: &mut CudaAlloc, offset: usize, src: &[u8]) -> Result<()> {
-        match dst.buf.as_mut() {
-            Some(b) if !src.is_empty() => {
-                let mut part = b.index(offset..offset + src.len());
-                part.copy_from(src).during("cuMemcpyHtoD")
+    /// Free an allocation made by [`Cuda::alloc`]; errors are dropped (it
+    /// runs in `Drop`).
+    pub fn free(&self, ptr: DevicePtr) {
+        if ptr != 0 && self.bind().is_ok() {
+            // SAFETY: `ptr` came from `alloc` and is freed once.
+            let _ = unsafe { result::free_sync(ptr) };
+        }
+    }
+
+    /// Stream-ordered copy of `src` to `dst` (which the caller checked).
+    pub fn upload(&self, stream: &CudaStream, dst: DevicePtr, src: &[u8]) -> Result<()> {
+        if src.is_empty() {
+            return Ok(());
+        }
+        self.bind()?;
+        // SAFETY: `dst` holds `src.len()` bytes (checked by the caller).
+        // Pageable host memory is staged before the call returns, so `src`
+        // may be reused at once.
+        unsafe { result::memcpy_htod_async(dst, src, stream.cu_stream()) }.during("cuMemcpyHtoDAsync")
+    }
+
+    /// Copy `src` into `dst` after the work queued on `stream`, and wait.
+    pub fn download(&self, stream: &CudaStream, dst: &mut [u8], src: DevicePtr) -> Result<()> {
+        if dst.is_empty() {
+            return Ok(());
+        }
+        self.bind()?;
+        // SAFETY: `src` holds `dst.len()` bytes (checked by the caller); the
+        // stream is synchronised before `dst` is used.
+        unsafe { result::memcpy_dtoh_async(dst, src, stream.cu_stream()) }.during("cuMemcpyDtoHAsync")?;
+        // SAFETY: a live stream of this context.
+        unsafe { result::stream::synchronize(stream.cu_stream()) }.during("cuStreamSynchronize")
+    }
+
+    /// Stream-ordered device-to-device copy of `bytes`.
+    pub fn copy(&self, stream: &CudaStream, dst: DevicePtr, src: DevicePtr, bytes: usize) -> Result<()> {
+        if bytes == 0 {
+            return Ok(());
+        }
+        self.bind()?;
+        // SAFETY: both ranges hold `bytes` (checked by the caller).
+        unsafe { result::memcpy_dtod_async(dst, src, bytes, stream.cu_stream()) }.during("cuMemcpyDtoDAsync")
+    }
+
+    /// Stream-ordered fill of `words` 32-bit words at `dst` with `value`.
+    pub fn fill_u32(&self, stream: &CudaStream, dst: DevicePtr, value: u32, words: usize) -> Result<()> {
+        if words == 0 {
+            return Ok(());
+        }
+        self.bind()?;
+        // SAFETY: `dst` holds `words` 4-byte words (checked by the caller).
+        unsafe { sys::cuMemsetD32Async(dst, value, words, stream.cu_stream()) }.result().during("cuMemsetD32Async")
+    }
+
+    /// Stream-ordered fill of `bytes` bytes at `dst` with `value`.
+    pub fn fill_u8(&self, stream: &CudaStream, dst: DevicePtr, value: u8, bytes: usize) -> Result<()> {
+        if bytes == 0 {
+            return Ok(());
+        }
+        self.bind()?;
+        // SAFETY: `dst` holds `bytes` bytes (checked by the caller).
+        unsafe { result::memset_d8_async(dst, value, bytes, stream.cu_stream()) }.during("cuMemsetD8Async")
+    }
+
+    /// The allocation that contains `ptr`: `(base, bytes, owner context)`.
+    pub fn address_range(&self, ptr: DevicePtr) -> Result<(u64, usize)> {
+        self.bind()?;
+        let mut base = 0u64;
+        let mut size = 0usize;
+        // SAFETY: out-pointers to locals.
+        unsafe { sys::cuMemGetAddressRange_v2(&mut base, &mut size, ptr) }
+            .result()
+            .during("cuMemGetAddressRange")?;
+        Ok((base, size))
+    }
+
+    /// The function handle of entry `name`, loading its group on first use:
+    /// machine code for this GPU when shipped, else PTX.
+    fn function(&self, name: &str) -> Result<sys::CUfunction> {
+        let mut loaded = self.loaded.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(&f) = loaded.functions.get(name) {
+            return Ok(f as sys::CUfunction);
+        }
+        let group = artifact::group_of(name);
+        let module = match loaded.modules.get(group) {
+            Some(&m) => m as sys::CUmodule,
+            None => {
+                let m = self.load_group(group, name)?;
+                loaded.modules.insert(group.to_string(), m as usize);
+                m
             }
-            _ => Ok(()),
-        }
+        };
+        let cname = std::ffi::CString::new(name).map_err(|_| unknown(name, ""))?;
+        // SAFETY: `module` is loaded on this context (bound in load_group or
+        // earlier; bind again in case another thread's call moved us).
+        self.bind()?;
+        let f = unsafe { result::module::get_function(module, cname) }
+            .map_err(|_| unknown(name, " (its module is loaded but lacks it)"))?;
+        loaded.functions.insert(name.to_string(), f as usize);
+        Ok(f)
     }
 
-    /// Copy from byte `offset` of `src` into `dst` (in range: the caller
-    /// checks). Waits for queued work first (blocking stream).
-    pub fn download(&self, src: &CudaAlloc, offset: usize, dst: &mut [u8]) -> Result<()> {
-        match src.buf.as_ref() {
-            Some(b) if !dst.is_empty() => {
-                let part = b.index(offset..offset + dst.len());
-                part.copy_to(dst).during("cuMemcpyDtoH")
+    fn load_group(&self, group: &str, name: &str) -> Result<sys::CUmodule> {
+        self.bind()?;
+        if let Some(image) = self.image {
+            let archive = image.archive()?;
+            if let Some(code) = archive.module(group) {
+                // Copy into 8-byte aligned memory for the ELF loader.
+                let mut words = vec![0u64; code.len().div_ceil(8)];
+                bytemuck::cast_slice_mut::<u64, u8>(&mut words)[..code.len()].copy_from_slice(code);
+                // SAFETY: a complete cubin image for this GPU's architecture.
+                return unsafe { result::module::load_data(words.as_ptr() as *const c_void) }
+                    .during("cuModuleLoadData (machine code)");
             }
-            _ => Ok(()),
         }
+        let ptx = Image::Ptx.archive()?.module(group).or_else(|| {
+            let extra = self.extra.lock().unwrap_or_else(|e| e.into_inner());
+            extra.iter().find_map(|a| a.module(group))
+        });
+        let Some(ptx) = ptx else {
+            return Err(unknown(name, " in the shipped kernels"));
+        };
+        let mut text = ptx.to_vec();
+        text.push(0);
+        // SAFETY: NUL-terminated PTX text.
+        unsafe { result::module::load_data(text.as_ptr() as *const c_void) }.during("cuModuleLoadData (PTX)")
     }
 
-    /// Stream-ordered device-to-device copy (equal sizes).
-    pub fn copy(&self, dst: &mut CudaAlloc, src: &CudaAlloc) -> Result<()> {
-        use cust::memory::AsyncCopyDestination;
-        match (dst.buf.as_mut(), src.buf.as_ref()) {
-            // SAFETY: both buffers stay alive until the copy is done: the
-            // caller holds them and every later use is stream-ordered.
-            (Some(d), Some(s)) => unsafe { d.async_copy_from(s, &self.stream) }.during("cuMemcpyDtoDAsync"),
-            _ => Ok(()),
-        }
+    /// Make the PTX modules of `archive` loadable (for kernels outside the
+    /// shipped set, such as the tests' own).
+    pub fn register(&self, archive: &'static artifact::Archive) {
+        self.extra.lock().unwrap_or_else(|e| e.into_inner()).push(archive);
     }
 
-    /// Stream-ordered fill of the allocation with the 32-bit `value`.
-    pub fn fill_u32(&self, dst: &mut CudaAlloc, value: u32) -> Result<()> {
-        match dst.buf.as_mut() {
-            // SAFETY: the buffer outlives the queued memset (as above).
-            Some(d) => unsafe { d.set_32_async(value, &self.stream) }.during("cuMemsetD32Async"),
-            None => Ok(()),
+    /// Load every shipped module now (what a JIT of everything costs).
+    pub fn preload_all(&self) -> Result<usize> {
+        let archive = match self.image {
+            Some(i) => i.archive()?,
+            None => Image::Ptx.archive()?,
+        };
+        let mut n = 0;
+        for key in archive.keys() {
+            let mut loaded = self.loaded.lock().unwrap_or_else(|e| e.into_inner());
+            if !loaded.modules.contains_key(key) {
+                let m = self.load_group(key, key)?;
+                loaded.modules.insert(key.to_string(), m as usize);
+                n += 1;
+            }
         }
+        Ok(n)
     }
 
-    /// Queue `name` on the stream. Arguments are 64-bit slots holding each
+    /// Queue `name` on `stream`. Arguments are 64-bit slots holding each
     /// parameter's bytes at their start (little-endian).
     ///
     /// # Safety
     /// The argument values must match the kernel's parameters, pointers must
     /// be live device allocations large enough for what the kernel touches.
-    pub unsafe fn launch(&self, name: &str, grid: u32, block: u32, shared: u32, slots: &mut [u64]) -> Result<()> {
-        let func = {
-            let mut cache = self.functions.lock().unwrap_or_else(|e| e.into_inner());
-            match cache.get(name) {
-                Some(&f) => f,
-                None => {
-                    let f = self
-                        .module
-                        .get_function(name)
-                        .map_err(|_| Error::UnknownKernel {
-                            name: name.into(),
-                            hint: " in the loaded PTX module".into(),
-                        })?
-                        .to_raw() as usize;
-                    cache.insert(name.to_string(), f);
-                    f
-                }
-            }
-        };
+    pub unsafe fn launch(
+        &self,
+        stream: &CudaStream,
+        name: &str,
+        grid: u32,
+        block: u32,
+        shared: u32,
+        slots: &mut [u64],
+    ) -> Result<()> {
+        let func = self.function(name)?;
         let mut ptrs = [std::ptr::null_mut::<c_void>(); 16];
         if slots.len() > ptrs.len() {
-            return Err(Error::BadLaunch {
-                kernel: name.into(),
-                reason: format!("{} parameters (at most 16)", slots.len()),
-            });
+            return Err(Error::BadLaunch { kernel: name.into(), reason: format!("{} parameters (at most 16)", slots.len()) });
         }
         for (p, s) in ptrs.iter_mut().zip(slots.iter_mut()) {
             *p = s as *mut u64 as *mut c_void;
         }
-        // SAFETY: `func` is a live function of `self.module`; the parameter
+        self.bind()?;
+        // SAFETY: `func` is a live function of a loaded module; the parameter
         // pointers point at the slots, which outlive the call (the driver
         // copies parameters at launch); the rest is the caller's contract.
-        let r = unsafe {
-            cust_raw::cuLaunchKernel(
-                func as cust_raw::CUfunction,
-                grid,
-                1,
-                1,
-                block,
-                1,
-                1,
+        unsafe {
+            result::launch_kernel(
+                func,
+                (grid, 1, 1),
+                (block, 1, 1),
                 shared,
-                self.stream.as_inner(),
-                ptrs.as_mut_ptr(),
-                std::ptr::null_mut(),
+                stream.cu_stream(),
+                &mut ptrs[..slots.len()],
             )
-        };
-        if r != cust_raw::CUresult::CUDA_SUCCESS {
-            return Err(Error::Driver { call: "cuLaunchKernel", code: r as u32 });
         }
-        Ok(())
+        .during("cuLaunchKernel")
     }
 
-    pub fn synchronize(&self) -> Result<()> {
-        self.stream.synchronize().during("cuStreamSynchronize")
+    pub fn synchronize(&self, stream: &CudaStream) -> Result<()> {
+        self.bind()?;
+        // SAFETY: a live stream of this context.
+        unsafe { result::stream::synchronize(stream.cu_stream()) }.during("cuStreamSynchronize")
     }
 
-    /// Time the work `f` queues on the stream with a pair of CUDA events.
-    pub fn time<R>(&self, f: impl FnOnce() -> Result<R>) -> Result<(R, Duration)> {
-        use cust::event::{Event, EventFlags};
-        let start = Event::new(EventFlags::DEFAULT).during("cuEventCreate")?;
-        let stop = Event::new(EventFlags::DEFAULT).during("cuEventCreate")?;
-        start.record(&self.stream).during("cuEventRecord")?;
+    /// Time the work `f` queues on `stream` with a pair of CUDA events.
+    pub fn time<R>(&self, stream: &CudaStream, f: impl FnOnce() -> Result<R>) -> Result<(R, Duration)> {
+        self.bind()?;
+        let (start, stop) = (RawEvent::new()?, RawEvent::new()?);
+        start.record(stream)?;
         let r = f()?;
-        stop.record(&self.stream).during("cuEventRecord")?;
-        stop.synchronize().during("cuEventSynchronize")?;
-        let ms = stop.elapsed_time_f32(&start).during("cuEventElapsedTime")?;
-        Ok((r, Duration::from_secs_f64(ms as f64 / 1e3)))
+        self.bind()?;
+        stop.record(stream)?;
+        stop.synchronize()?;
+        Ok((r, start.elapsed(&stop)?))
     }
 
     /// Time the work `f` queues with the stream held: the
@@ -217,8 +370,7 @@ impl Cuda {
     /// mapped host memory while the start event, `f`'s work and the stop
     /// event are queued behind it; then the flag lets it go, and the events
     /// bracket GPU execution without the host's submission of each launch.
-    pub fn time_held<R>(&self, f: impl FnOnce() -> Result<R>) -> Result<(R, Duration)> {
-        use cust::event::{Event, EventFlags};
+    pub fn time_held<R>(&self, stream: &CudaStream, f: impl FnOnce() -> Result<R>) -> Result<(R, Duration)> {
         use std::sync::TryLockError;
         let mut guard = match self.held.try_lock() {
             Ok(g) => g,
@@ -226,17 +378,17 @@ impl Cuda {
             Err(TryLockError::WouldBlock) => {
                 return Err(Error::Unsupported {
                     what: "time_held inside time_held".into(),
-                    reason: "the stream is already held, by an enclosing call or another thread".into(),
+                    reason: "the device is already held, by an enclosing call or another thread".into(),
                 });
             }
         };
+        self.bind()?;
         let words = match guard.take() {
             Some(w) => w,
             None => HeldWords::new()?,
         };
         let words = &*guard.insert(words);
-        let start = Event::new(EventFlags::DEFAULT).during("cuEventCreate")?;
-        let stop = Event::new(EventFlags::DEFAULT).during("cuEventCreate")?;
+        let (start, stop) = (RawEvent::new()?, RawEvent::new()?);
         // No hold kernel of an earlier call is running: each call waits for
         // its own before it returns (below, or in `Release::drop`).
         words.set(FLAG, 0);
@@ -245,21 +397,55 @@ impl Cuda {
         // SAFETY: the hold kernel takes (flag: *const u32, timeout_ns: u64,
         // timed_out: *mut u32); both pointers are device addresses of live
         // mapped words, which outlive the kernel (each call waits for it).
-        unsafe { self.launch(gpuprim_kernels::timing::HOLD_KERNEL, 1, 32, 0, &mut slots)? };
+        unsafe { self.launch(stream, gpuprim_kernels::timing::HOLD_KERNEL, 1, 32, 0, &mut slots)? };
         // From here on the flag must be set on every path, or the next wait
         // for the stream would last until the timeout.
-        let mut release = Release { cuda: self, words, synchronized: false };
-        start.record(&self.stream).during("cuEventRecord")?;
+        let mut release = Release { cuda: self, stream, words, synchronized: false };
+        start.record(stream)?;
         let r = f()?;
-        stop.record(&self.stream).during("cuEventRecord")?;
+        self.bind()?;
+        stop.record(stream)?;
         release.release();
-        stop.synchronize().during("cuEventSynchronize")?;
+        stop.synchronize()?;
         release.synchronized = true;
         if words.get(TIMED_OUT) != 0 {
             return Err(Error::HoldTimedOut { timeout: HOLD_TIMEOUT });
         }
-        let ms = stop.elapsed_time_f32(&start).during("cuEventElapsedTime")?;
-        Ok((r, Duration::from_secs_f64(ms as f64 / 1e3)))
+        Ok((r, start.elapsed(&stop)?))
+    }
+}
+
+fn unknown(name: &str, hint: &str) -> Error {
+    Error::UnknownKernel { name: name.into(), hint: hint.into() }
+}
+
+/// A bare CUDA event for timing (cudarc's `CudaEvent` needs its context in
+/// an `Arc`, which timing does not).
+struct RawEvent(sys::CUevent);
+
+impl RawEvent {
+    fn new() -> Result<Self> {
+        Ok(RawEvent(result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT).during("cuEventCreate")?))
+    }
+    fn record(&self, stream: &CudaStream) -> Result<()> {
+        // SAFETY: live event and stream of the current context.
+        unsafe { result::event::record(self.0, stream.cu_stream()) }.during("cuEventRecord")
+    }
+    fn synchronize(&self) -> Result<()> {
+        // SAFETY: live event.
+        unsafe { result::event::synchronize(self.0) }.during("cuEventSynchronize")
+    }
+    fn elapsed(&self, stop: &RawEvent) -> Result<Duration> {
+        // SAFETY: both events recorded and complete.
+        let ms = unsafe { result::event::elapsed(self.0, stop.0) }.during("cuEventElapsedTime")?;
+        Ok(Duration::from_secs_f64(ms as f64 / 1e3))
+    }
+}
+
+impl Drop for RawEvent {
+    fn drop(&mut self) {
+        // SAFETY: created by `new`, destroyed once.
+        let _ = unsafe { result::event::destroy(self.0) };
     }
 }
 
@@ -272,8 +458,7 @@ const TIMED_OUT: usize = 1;
 
 /// Two `u32` words of page-locked host memory mapped into the device's
 /// address space (`cuMemHostAlloc` with `CU_MEMHOSTALLOC_DEVICEMAP`): the
-/// flag and the timed-out word of the hold kernel. cust 0.3 has no wrapper
-/// for mapped host memory, hence the raw calls.
+/// flag and the timed-out word of the hold kernel.
 struct HeldWords {
     host: *mut u32,
     device: u64,
@@ -288,19 +473,14 @@ unsafe impl Sync for HeldWords {}
 impl HeldWords {
     fn new() -> Result<Self> {
         let bytes = 2 * std::mem::size_of::<u32>();
-        let mut host: *mut c_void = std::ptr::null_mut();
-        // SAFETY: out-pointer to a local; the context is current on this thread.
-        let r = unsafe { cust_raw::cuMemHostAlloc(&mut host, bytes, cust_raw::CU_MEMHOSTALLOC_DEVICEMAP) };
-        if r != cust_raw::CUresult::CUDA_SUCCESS || host.is_null() {
-            return Err(Error::Driver { call: "cuMemHostAlloc", code: r as u32 });
-        }
+        // SAFETY: plain allocation; the context is current on this thread.
+        let host = unsafe { result::malloc_host(bytes, sys::CU_MEMHOSTALLOC_DEVICEMAP) }.during("cuMemHostAlloc")?;
         // Owned from here, so an error below frees it.
         let mut words = HeldWords { host: host as *mut u32, device: 0 };
         // SAFETY: `host` is a live mapped allocation; flags must be 0.
-        let r = unsafe { cust_raw::cuMemHostGetDevicePointer_v2(&mut words.device, host, 0) };
-        if r != cust_raw::CUresult::CUDA_SUCCESS {
-            return Err(Error::Driver { call: "cuMemHostGetDevicePointer", code: r as u32 });
-        }
+        unsafe { sys::cuMemHostGetDevicePointer_v2(&mut words.device, host, 0) }
+            .result()
+            .during("cuMemHostGetDevicePointer")?;
         Ok(words)
     }
 
@@ -326,7 +506,7 @@ impl Drop for HeldWords {
     fn drop(&mut self) {
         // SAFETY: allocated by `cuMemHostAlloc`, freed once; no kernel uses
         // it (each `time_held` waits for its hold kernel).
-        unsafe { cust_raw::cuMemFreeHost(self.host as *mut c_void) };
+        let _ = unsafe { result::free_host(self.host as *mut c_void) };
     }
 }
 
@@ -336,6 +516,7 @@ impl Drop for HeldWords {
 /// next call can reuse the words.
 struct Release<'a> {
     cuda: &'a Cuda,
+    stream: &'a CudaStream,
     words: &'a HeldWords,
     synchronized: bool,
 }
@@ -352,7 +533,7 @@ impl Drop for Release<'_> {
         if !self.synchronized {
             // The original error is what the caller needs; this one would
             // repeat it.
-            let _ = self.cuda.stream.synchronize();
+            let _ = self.cuda.synchronize(self.stream);
         }
     }
 }

@@ -179,15 +179,33 @@ impl Emulator {
         &self.config
     }
 
-    /// Allocate `bytes` of device memory, filled with a poison pattern.
-    pub fn alloc(&self, bytes: usize) -> EmuAlloc {
+    /// Allocate `bytes` of device memory, filled with a poison pattern; an
+    /// error (never an abort) when the host cannot provide it.
+    pub fn alloc(&self, bytes: usize) -> Result<EmuAlloc, String> {
         let words = bytes.div_ceil(16);
-        let mem = vec![0xA5A5_A5A5_A5A5_A5A5_A5A5_A5A5_A5A5_A5A5u128; words].into_boxed_slice();
-        let a = EmuAlloc { mem, bytes };
+        let mut mem: Vec<u128> = Vec::new();
+        mem.try_reserve_exact(words).map_err(|e| format!("the host cannot provide it ({e})"))?;
+        mem.resize(words, 0xA5A5_A5A5_A5A5_A5A5_A5A5_A5A5_A5A5_A5A5u128);
+        let a = EmuAlloc { mem: mem.into_boxed_slice(), bytes };
         if bytes > 0 {
             self.allocs.lock().unwrap_or_else(|e| e.into_inner()).insert(a.addr() as usize, bytes);
         }
-        a
+        Ok(a)
+    }
+
+    /// The live allocation `(start, bytes)` that holds all of
+    /// `addr .. addr + bytes`, if one does.
+    pub fn allocation_of(&self, addr: u64, bytes: usize) -> Option<(u64, usize)> {
+        let allocs = self.allocs.lock().unwrap_or_else(|e| e.into_inner());
+        let (&start, &len) = allocs.range(..=addr as usize).next_back()?;
+        let end = (addr as usize).checked_add(bytes)?;
+        (end <= start + len).then_some((start as u64, len))
+    }
+
+    /// This emulator's identity: memory of one emulator is foreign to
+    /// another.
+    pub fn id(&self) -> u64 {
+        self as *const Emulator as u64
     }
 
     /// Return an allocation.

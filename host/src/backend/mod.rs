@@ -1,4 +1,5 @@
-//! Backends: the CUDA driver (through `cust`) and the CPU emulator.
+//! Backends: the CUDA driver (loaded at run time, through `cudarc`) and
+//! the CPU emulator.
 
 pub mod cuda;
 pub mod emu;
