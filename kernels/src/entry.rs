@@ -55,15 +55,17 @@ macro_rules! entries {
     };
     (@one ptx, $fam:ident ( $($a:ident : $aty:ty),* $(,)? ), $func:ident [$($g:tt),*], $op:ident, $Op:ty, $T:ident, $B:literal) => {
         // One module per instance gives the aliases `T`, `Op`, `B` a scope.
-        mod ${concat($fam, _, $op, _, $T, _b, $B)} {
-            use super::*;
-            type T = $T;
-            type Op = $Op;
-            const B: u32 = $B;
-            #[unsafe(no_mangle)]
-            pub unsafe extern "ptx-kernel" fn ${concat($fam, _, $op, _, $T, _b, $B)}($($a: $aty),*) {
-                // SAFETY: the launcher passes arguments of the declared kinds.
-                unsafe { $func::<$($g),*>($($a),*) }
+        ::paste::paste! {
+            mod [<$fam _ $op _ $T _b $B>] {
+                use super::*;
+                type T = $T;
+                type Op = $Op;
+                const B: u32 = $B;
+                #[unsafe(no_mangle)]
+                pub unsafe extern "ptx-kernel" fn [<$fam _ $op _ $T _b $B>]($($a: $aty),*) {
+                    // SAFETY: the launcher passes arguments of the declared kinds.
+                    unsafe { $func::<$($g),*>($($a),*) }
+                }
             }
         }
     };
@@ -82,7 +84,7 @@ macro_rules! entries {
             }
         }
         $out.push($crate::entry::host::HostKernel {
-            name: stringify!(${concat($fam, _, $op, _, $T, _b, $B)}),
+            name: ::paste::paste!(stringify!([<$fam _ $op _ $T _b $B>])),
             params: &[$(<$aty as $crate::entry::host::KernelParam>::KIND),*],
             block_size: $B,
             func: host_entry,

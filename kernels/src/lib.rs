@@ -24,7 +24,6 @@
     )
 )]
 #![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
-#![feature(macro_metavar_expr_concat)]
 #![deny(unsafe_op_in_unsafe_fn)]
 // Kernel functions take their launch parameters one by one, as the PTX
 // entry does; bundling them in a struct would only hide the signature.
@@ -39,6 +38,9 @@ pub mod gpu;
 pub mod ops;
 pub mod reduce;
 pub mod scan;
+// Kernels that misbehave on purpose, for the emulator's tests; only with
+// the `testing` feature, so they are not shipped.
+#[cfg(feature = "testing")]
 pub mod testing;
 pub mod timing;
 pub mod util;
@@ -56,6 +58,7 @@ pub fn host_kernels() -> &'static [HostKernel] {
         let mut v = std::vec::Vec::new();
         reduce::register(&mut v);
         scan::register(&mut v);
+        #[cfg(feature = "testing")]
         testing::register(&mut v);
         timing::register(&mut v);
         util::register(&mut v);
