@@ -4,6 +4,7 @@
 //! be installed yet, and `setup` (run first by every command) installs it.
 //! Every child cargo runs as `cargo +<pinned channel>`.
 
+mod artifact;
 mod bundle;
 mod ptx;
 mod runtime;
@@ -32,6 +33,10 @@ enum Cmd {
     /// no CUDA toolkit or no driver is installed. Every other command runs it
     /// first.
     Setup,
+    /// Build the kernels (sm_70 PTX), split them into modules, assemble those
+    /// for sm_80 and sm_90 and write the committed files host/kernels/*.zst,
+    /// host/kernels/MANIFEST.txt and tests/kernels/testing.ptx.zst.
+    Artifact(artifact::ArtifactArgs),
     /// Build the kernels' PTX, assemble it with ptxas and report registers,
     /// stack, spills and shared memory per entry; fail on errors or spills.
     Ptx(ptx::PtxArgs),
@@ -71,7 +76,8 @@ enum Cmd {
         #[arg(long)]
         keep_debug: bool,
     },
-    /// What .ci/run runs: fmt --check, clippy -D warnings, ptx, test.
+    /// What .ci/run runs: fmt --check, clippy -D warnings, artifact --check,
+    /// ptx, test.
     Ci,
 }
 
@@ -108,6 +114,7 @@ fn run(cmd: Cmd) -> Result<()> {
     let setup = setup::run(&repo)?;
     match cmd {
         Cmd::Setup => Ok(()),
+        Cmd::Artifact(args) => artifact::run(&repo, &setup, &args),
         Cmd::Ptx(args) => ptx::run(&repo, &setup, &args),
         Cmd::Test { no_fail_fast, extra } => {
             testrun::run(&repo, &testrun::TestOptions { extra, no_fail_fast: no_fail_fast || repo.ci })
@@ -158,6 +165,7 @@ fn ci(repo: &Repo, setup: &setup::Setup) -> Result<()> {
                 ]))
             }),
         ),
+        ("artifact", Box::new(|| artifact::run(repo, setup, &artifact::ArtifactArgs { check: true }))),
         ("ptx", Box::new(|| ptx::run(repo, setup, &ptx::PtxArgs { arch: "sm_90".into(), quiet: false }))),
         ("test", Box::new(|| testrun::run(repo, &testrun::TestOptions { extra: Vec::new(), no_fail_fast: true }))),
     ];
@@ -177,7 +185,7 @@ fn ci(repo: &Repo, setup: &setup::Setup) -> Result<()> {
     }
     println!("\nci summary ({}):", util::secs(total.elapsed()));
     for (name, ok, took) in &results {
-        println!("  {:<7} {:<6} {took}", name, if *ok { "ok" } else { "FAILED" });
+        println!("  {:<8} {:<6} {took}", name, if *ok { "ok" } else { "FAILED" });
     }
     let failed: Vec<&str> = results.iter().filter(|r| !r.1).map(|r| *r.0).collect();
     if !failed.is_empty() {

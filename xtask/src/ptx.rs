@@ -1,4 +1,5 @@
-//! `cargo xtask ptx`: build the kernels' PTX, assemble it with ptxas, and
+//! `cargo xtask ptx`: build the kernels' PTX (the sm_70 PTX that `cargo xtask
+//! artifact` builds, testing kernels included), assemble it with ptxas, and
 //! report registers, stack, spills and shared memory per entry; check that
 //! shuffle-named entries really use `shfl.sync`.
 
@@ -8,15 +9,14 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
+use crate::artifact;
 use crate::setup::Setup;
 use crate::util::{self, Repo};
 
-/// Where host/build.rs writes the PTX (besides embedding it).
-pub const PTX_FILE: &str = "target/ptx/gpuprim-kernels.ptx";
-
 #[derive(clap::Args, Debug, Clone)]
 pub struct PtxArgs {
-    /// GPU architecture to assemble for (ptxas --gpu-name).
+    /// GPU architecture to assemble for (ptxas --gpu-name; sm_70 or newer:
+    /// the PTX targets sm_70).
     #[arg(long, default_value = "sm_90")]
     pub arch: String,
     /// Print only problems and a one-line summary.
@@ -41,25 +41,10 @@ pub struct Resources {
 }
 
 pub fn run(repo: &Repo, setup: &Setup, args: &PtxArgs) -> Result<()> {
-    let mut build = repo.cargo();
-    build.args(["build", "--release", "-p", "gpuprim"]);
-    if args.arch != "sm_90" {
-        // host/build.rs compiles for sm_90 unless told otherwise; ptxas
-        // rejects PTX whose .target is newer than --gpu-name.
-        build.env("GPUPRIM_PTX_ARCH", &args.arch);
-    }
-    util::run(&mut build).context("building gpuprim (its build.rs compiles the kernels to PTX)")?;
-    let ptx_path = repo.root.join(PTX_FILE);
-    let ptx = fs::read_to_string(&ptx_path).with_context(|| {
-        format!("reading {} (host/build.rs is expected to write the PTX there)", ptx_path.display())
-    })?;
-    // target/ptx/gpuprim-kernels.cubin for the default arch, else
-    // gpuprim-kernels.<arch>.cubin beside it.
-    let cubin = if args.arch == "sm_90" {
-        ptx_path.with_extension("cubin")
-    } else {
-        ptx_path.with_file_name(format!("gpuprim-kernels.{}.cubin", args.arch))
-    };
+    let ptx_path = artifact::build_ptx(repo)?;
+    let ptx = fs::read_to_string(&ptx_path).with_context(|| format!("reading {}", ptx_path.display()))?;
+    // target/artifact/gpuprim-kernels.<arch>.cubin
+    let cubin = ptx_path.with_file_name(format!("gpuprim-kernels.{}.cubin", args.arch));
 
     let mut cmd = Command::new(&setup.ptxas);
     // --split-compile 0: one thread per CPU. ptxas still reports each
