@@ -534,8 +534,10 @@ impl<'a, T: DeviceRepr> DeviceSliceMut<'a, T> {
 }
 
 /// Anything an operation can read from: [`DeviceBuffer`], [`DeviceSlice`],
-/// [`DeviceSliceMut`], and cudarc's `CudaSlice`, `CudaView` and
-/// `CudaViewMut` (which must belong to the same device as the context).
+/// [`DeviceSliceMut`], cudarc's `CudaSlice`, `CudaView` and `CudaViewMut`
+/// (which must belong to the same device as the context; the context's
+/// stream waits for cudarc's pending writes to them), and host data
+/// (`&[T]`, `&Vec<T>`, arrays), which is copied to the device first.
 pub trait DeviceInput<T: DeviceRepr> {
     /// The memory as a view, checked to belong to `ctx`'s device.
     #[doc(hidden)]
@@ -678,12 +680,11 @@ mod cudarc_views {
     output!(CudaSlice<T>, CudaViewMut<'_, T>);
 }
 
-/// cust's memory (feature `cust`) as inputs and outputs. cust 0.3 uses the
-/// device's primary context, as gpuprim does, so its buffers are this
-/// device's memory; each is checked like a raw view
+/// cust's `DeviceBuffer` (feature `cust`) as an input and output. cust 0.3
+/// uses the device's primary context, as gpuprim does, so its buffers are
+/// this device's memory; each is checked like a raw view
 /// ([`DeviceSlice::from_raw_parts`]). Order cust's work with gpuprim's
-/// yourself (synchronise, or run gpuprim on cust's stream's device with
-/// events).
+/// yourself: synchronise cust's stream before handing its buffers over.
 #[cfg(feature = "cust")]
 mod cust_views {
     use super::*;
