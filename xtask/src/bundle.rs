@@ -75,6 +75,11 @@ pub fn run(repo: &Repo, keep_debug: bool) -> Result<()> {
         }
     }
 
+    // (c2) the consumer (examples/consumer: gpuprim as a dependency), built as
+    // `cargo xtask consumer` builds it: MSRV toolchain, no CUDA around.
+    let consumer = crate::consumer::build(repo).context("building the consumer")?;
+    add_program(&dir, "consumer", &consumer, keep_debug)?;
+
     // (d) cargo-nextest itself
     copy_exe(&nextest, &dir.join("cargo-nextest"))?;
 
@@ -102,7 +107,7 @@ pub fn run(repo: &Repo, keep_debug: bool) -> Result<()> {
         bail!("bundle is {:.1} MB, over the {} MB limit", total as f64 / 1e6, MAX_BYTES / 1_000_000);
     }
     println!(
-        "gpu-bundle: {} ({:.1} MB). On the GPU machine, from the repository root:\n  ./target/gpu-bundle/run.sh [tests|sanitize|bench|all] [OUTDIR]",
+        "gpu-bundle: {} ({:.1} MB). On the GPU machine, from the repository root:\n  ./target/gpu-bundle/run.sh [tests|consumer|sanitize|bench|all] [OUTDIR]",
         repo.rel(&dir),
         total as f64 / 1e6
     );

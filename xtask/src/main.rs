@@ -6,6 +6,7 @@
 
 mod artifact;
 mod bundle;
+mod consumer;
 mod ptx;
 mod runtime;
 mod setup;
@@ -68,16 +69,23 @@ enum Cmd {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         extra: Vec<String>,
     },
-    /// Build target/gpu-bundle/: test archive, bench and demo binaries,
-    /// cargo-nextest and run.sh, for a GPU machine without Rust.
+    /// Build target/gpu-bundle/: test archive, bench, demo and consumer
+    /// binaries, cargo-nextest and run.sh, for a GPU machine without Rust.
     GpuBundle {
         /// Keep debug info in the bundled binaries (by default it is
         /// stripped: it is most of their size).
         #[arg(long)]
         keep_debug: bool,
     },
+    /// Build examples/consumer (gpuprim as a dependency, outside the
+    /// workspace) with the MSRV and no CUDA in the environment, and run its
+    /// checks.
+    Consumer,
+    /// `cargo package` gpuprim-kernels and gpuprim (verified), and check
+    /// their contents and that each .crate stays under 10 MB.
+    Package,
     /// What .ci/run runs: fmt --check, clippy -D warnings, artifact --check,
-    /// ptx, test.
+    /// ptx, test, consumer, package.
     Ci,
 }
 
@@ -143,6 +151,8 @@ fn run(cmd: Cmd) -> Result<()> {
             util::run(&mut cmd)
         }
         Cmd::GpuBundle { keep_debug } => bundle::run(&repo, keep_debug),
+        Cmd::Consumer => consumer::run(&repo),
+        Cmd::Package => consumer::package(&repo),
         Cmd::Ci => ci(&repo, &setup),
     }
 }
@@ -168,6 +178,8 @@ fn ci(repo: &Repo, setup: &setup::Setup) -> Result<()> {
         ("artifact", Box::new(|| artifact::run(repo, setup, &artifact::ArtifactArgs { check: true }))),
         ("ptx", Box::new(|| ptx::run(repo, setup, &ptx::PtxArgs { arch: "sm_90".into(), quiet: false }))),
         ("test", Box::new(|| testrun::run(repo, &testrun::TestOptions { extra: Vec::new(), no_fail_fast: true }))),
+        ("consumer", Box::new(|| consumer::run(repo))),
+        ("package", Box::new(|| consumer::package(repo))),
     ];
     let total = Instant::now();
     let mut results = Vec::new();

@@ -5,24 +5,29 @@
 # toolchain is needed. The source tree must be present at the root (nextest
 # remaps the test archive onto it); the rest of target/ need not be.
 #
-#   ./target/gpu-bundle/run.sh [tests|sanitize|bench|all] [OUTDIR] [[--] EXTRA...]
+#   ./target/gpu-bundle/run.sh [tests|consumer|sanitize|bench|all] [OUTDIR] [[--] EXTRA...]
 #
 #   tests     run the test archive with cargo-nextest, GPUPRIM_REQUIRE_GPU=1
 #             (CUDA tests fail instead of skipping when CUDA is unusable), then
 #             print how many tests ran or were skipped per backend.
 #             EXTRA goes to nextest (e.g. a test-name filter).
+#   consumer  ./consumer (examples/consumer: gpuprim used as a dependency,
+#             built with the MSRV), which checks sums, scans, views and
+#             threads against CPU references; fails unless it ran on CUDA.
 #   sanitize  compute-sanitizer memcheck, racecheck and synccheck, each
 #             separately, on ./sanitize if bundled, else on ./demo --small.
 #   bench     ./bench all --out OUTDIR EXTRA...
-#   all       tests, sanitize, bench (the default); EXTRA goes to bench.
+#   all       tests, consumer, sanitize, bench (the default); EXTRA goes
+#             to bench.
 #
 # OUTDIR (default: target/gpu-results) receives every log, backends.log and
 # the benchmark's JSON/SVG files.
 #
 # The bundle: run.sh, cargo-nextest, tests.tar.zst (nextest's archive of the
-# test binaries), and bench.gz, demo.gz, sanitize.gz (gzip-compressed, since
-# each embeds the kernels' PTX; run.sh unpacks them into a temporary
-# directory: `gzip -dc bench.gz > bench && chmod +x bench` to run one by hand).
+# test binaries), and bench.gz, demo.gz, sanitize.gz, consumer.gz
+# (gzip-compressed, since each embeds the kernels; run.sh unpacks them into
+# a temporary directory: `gzip -dc bench.gz > bench && chmod +x bench` to
+# run one by hand).
 
 set -uo pipefail
 
@@ -35,7 +40,7 @@ usage() {
 
 MODE=all
 case "${1:-}" in
-  tests | sanitize | bench | all) MODE=$1; shift ;;
+  tests | consumer | sanitize | bench | all) MODE=$1; shift ;;
   -h | --help | help) usage; exit 0 ;;
   "" | --) ;;
   *) echo "run.sh: unknown mode '$1'" >&2; usage >&2; exit 2 ;;
@@ -151,6 +156,27 @@ run_tests() {
   return "$rc"
 }
 
+# The consumer must pick CUDA by itself here: GPUPRIM_REQUIRE_GPU=1 makes it
+# fail on the emulator, and its `consumer: backend:` line must say cuda.
+run_consumer() {
+  local log="$OUT/consumer.txt" rc prog
+  echo "== consumer (output: $log)"
+  if ! prog=$(program consumer); then
+    echo "consumer: ./consumer is not in the bundle"
+    return 1
+  fi
+  (
+    cd "$ROOT" && GPUPRIM_REQUIRE_GPU=1 "$prog"
+  ) 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
+  if [ "$rc" -eq 0 ] && ! grep -qx 'consumer: backend: cuda' "$log"; then
+    echo "consumer: it did not report the CUDA backend on this GPU machine"
+    rc=1
+  fi
+  echo "consumer: $(verdict consumer "$rc")"
+  return "$rc"
+}
+
 find_sanitizer() {
   local d
   if command -v compute-sanitizer 2> /dev/null; then return 0; fi
@@ -216,13 +242,15 @@ gpu_info | tee "$OUT/gpu.txt"
 
 case "$MODE" in
   tests) run_tests ${EXTRA[@]+"${EXTRA[@]}"} ;;
+  consumer) run_consumer ;;
   sanitize) run_sanitize ;;
   bench) run_bench ${EXTRA[@]+"${EXTRA[@]}"} ;;
   all)
     run_tests; t=$?
+    run_consumer; c=$?
     run_sanitize; s=$?
     run_bench ${EXTRA[@]+"${EXTRA[@]}"}; b=$?
-    echo "run.sh all: tests $(verdict tests $t), sanitize $(verdict sanitize $s), bench $(verdict bench $b); output in $OUT"
-    [ "$t" -eq 0 ] && [ "$s" -eq 0 ] && [ "$b" -eq 0 ]
+    echo "run.sh all: tests $(verdict tests $t), consumer $(verdict consumer $c), sanitize $(verdict sanitize $s), bench $(verdict bench $b); output in $OUT"
+    [ "$t" -eq 0 ] && [ "$c" -eq 0 ] && [ "$s" -eq 0 ] && [ "$b" -eq 0 ]
     ;;
 esac
