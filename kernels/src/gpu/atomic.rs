@@ -9,7 +9,7 @@
 //! switch threads.
 
 use super::imp;
-use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU8, AtomicU16, AtomicU32, AtomicU64, Ordering};
 
 /// Types with a native atomic add on the device.
 pub trait AtomicAdd: Copy {
@@ -40,6 +40,45 @@ int_add!(u32, AtomicU32);
 int_add!(i32, AtomicU32);
 int_add!(u64, AtomicU64);
 int_add!(i64, AtomicU64);
+
+/// 1- and 2-byte types have no native atomic add: a compare-and-swap loop
+/// on the value's own bytes (LLVM widens it to the aligned 32-bit word on
+/// nvptx64). The reductions never take this path (their atomic finish
+/// needs a 4- or 8-byte accumulator); it makes every element type atomic.
+macro_rules! narrow_add {
+    ($($t:ty => $atomic:ty, $from:expr, $to:expr, |$a:ident, $b:ident| $add:expr;)*) => {$(
+        impl AtomicAdd for $t {
+            #[inline(always)]
+            #[track_caller]
+            unsafe fn atomic_add(p: *mut Self, v: Self) -> Self {
+                imp::global_check(p as *const u8, core::mem::size_of::<Self>(), true);
+                // SAFETY: aligned, live (caller); same size as the atomic.
+                let a = unsafe { <$atomic>::from_ptr(p as *mut _) };
+                let (from, to) = ($from, $to);
+                let mut old = a.load(Ordering::Relaxed);
+                loop {
+                    let ($a, $b): ($t, $t) = (from(old), v);
+                    match a.compare_exchange_weak(old, to($add), Ordering::Relaxed, Ordering::Relaxed) {
+                        Ok(_) => break,
+                        Err(cur) => old = cur,
+                    }
+                }
+                imp::atomic_point();
+                from(old)
+            }
+        }
+    )*};
+}
+narrow_add! {
+    i8 => AtomicU8, |b: u8| b as i8, |x: i8| x as u8, |a, b| a.wrapping_add(b);
+    u8 => AtomicU8, |b: u8| b, |x: u8| x, |a, b| a.wrapping_add(b);
+    i16 => AtomicU16, |b: u16| b as i16, |x: i16| x as u16, |a, b| a.wrapping_add(b);
+    u16 => AtomicU16, |b: u16| b, |x: u16| x, |a, b| a.wrapping_add(b);
+    half::f16 => AtomicU16, half::f16::from_bits, half::f16::to_bits,
+        |a, b| half::f16::from_f32(a.to_f32() + b.to_f32());
+    half::bf16 => AtomicU16, half::bf16::from_bits, half::bf16::to_bits,
+        |a, b| half::bf16::from_f32(a.to_f32() + b.to_f32());
+}
 
 impl AtomicAdd for f32 {
     #[inline(always)]

@@ -98,6 +98,9 @@ pub fn timer_ns() -> u64 {
     static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
     START.get_or_init(std::time::Instant::now).elapsed().as_nanos() as u64
 }
+pub fn f16_to_f32(bits: u16) -> f32 {
+    half::f16::from_bits(bits).to_f32()
+}
 #[track_caller]
 pub fn sync_threads() {
     let site = Location::caller();

@@ -72,6 +72,21 @@ pub fn timer_ns() -> u64 {
     imp::timer_ns()
 }
 
+/// The `f32` value of the IEEE half-precision number with these bits
+/// (exact: every `f16` is an `f32`). One `cvt.f32.f16` on the GPU; the
+/// `half` crate's conversion on the host.
+#[inline(always)]
+pub fn f16_to_f32(bits: u16) -> f32 {
+    imp::f16_to_f32(bits)
+}
+
+/// The `f32` value of the bfloat16 number with these bits: its bits are
+/// the top half of the `f32`'s (exact, a shift on both targets).
+#[inline(always)]
+pub fn bf16_to_f32(bits: u16) -> f32 {
+    f32::from_bits((bits as u32) << 16)
+}
+
 /// Block-wide barrier (`__syncthreads`, PTX `bar.sync 0`).
 ///
 /// Every thread of the block must reach the same call; the emulator reports

@@ -46,6 +46,13 @@ pub fn timer_ns() -> u64 {
     t
 }
 #[inline(always)]
+pub fn f16_to_f32(bits: u16) -> f32 {
+    let f: f32;
+    // SAFETY: a register-to-register conversion.
+    unsafe { asm!("cvt.f32.f16 {0}, {1};", out(reg32) f, in(reg16) bits, options(pure, nomem, nostack)) };
+    f
+}
+#[inline(always)]
 pub fn sync_threads() {
     // SAFETY: bar.sync 0; the caller's contract is that all threads reach it.
     unsafe { nvptx::_syncthreads() }
@@ -92,13 +99,14 @@ pub fn atomic_point() {}
 pub fn spin_point() {}
 
 /// A 16-byte vector load with the given instruction when `[T; N]` is 16
-/// bytes of 4-byte-aligned elements, else a plain read.
+/// bytes (of any element size: the caller's contract aligns `p` to 16),
+/// else a plain read.
 macro_rules! load_v4 {
     ($name:ident, $insn:literal) => {
         #[inline(always)]
         pub unsafe fn $name<T: Copy, const N: usize>(p: *const T) -> [T; N] {
             let bytes = core::mem::size_of::<[T; N]>();
-            if bytes == 16 && core::mem::align_of::<T>() >= 4 {
+            if bytes == 16 {
                 let (a, b, c, d): (u32, u32, u32, u32);
                 // SAFETY: 16 readable bytes at a 16-byte aligned address (caller).
                 unsafe {
@@ -181,11 +189,12 @@ pub unsafe fn load_acquire_u64(p: *const u64) -> u64 {
     unsafe { asm!("ld.acquire.gpu.u64 {0}, [{1}];", out(reg64) v, in(reg64) p, options(nostack)) };
     v
 }
-/// `st.global.v4.u32` when 16 bytes, else a plain write.
+/// `st.global.v4.u32` when 16 bytes (`p` is then 16-byte aligned by the
+/// caller's contract), else a plain write.
 #[inline(always)]
 pub unsafe fn store_vec<T: Copy, const N: usize>(p: *mut T, v: [T; N]) {
     let bytes = core::mem::size_of::<[T; N]>();
-    if bytes == 16 && core::mem::align_of::<T>() >= 4 {
+    if bytes == 16 {
         // SAFETY: same size (16 bytes).
         let [a, b, c, d]: [u32; 4] = unsafe { core::mem::transmute_copy(&v) };
         // SAFETY: 16 writable bytes at a 16-byte aligned address (caller).

@@ -22,13 +22,28 @@ pub enum ShflMode {
     Idx,
 }
 
-/// A value that can cross a shuffle: plain data whose size is 4, 8 or 16
-/// bytes, moved as 32-bit words.
+/// A value that can cross a shuffle: plain data of 1, 2, 4, 8, 12 or 16
+/// bytes, moved as 32-bit words (a 1- or 2-byte value in the low bytes of
+/// one word).
 ///
 /// # Safety
-/// The type must be `Copy` plain data of size 4, 8, 12 or 16 with no padding,
-/// valid for any bit pattern that another lane's value of the type has.
+/// The type must be `Copy` plain data of size 1, 2, 4, 8, 12 or 16 with no
+/// padding, valid for any bit pattern that another lane's value of the type
+/// has.
 pub unsafe trait Shuffle: Copy {}
+
+// SAFETY: plain numbers of 1 or 2 bytes.
+unsafe impl Shuffle for i8 {}
+// SAFETY: as above.
+unsafe impl Shuffle for u8 {}
+// SAFETY: as above.
+unsafe impl Shuffle for i16 {}
+// SAFETY: as above.
+unsafe impl Shuffle for u16 {}
+// SAFETY: as above (IEEE half and bfloat16 bits).
+unsafe impl Shuffle for half::f16 {}
+// SAFETY: as above.
+unsafe impl Shuffle for half::bf16 {}
 
 // SAFETY: plain numbers of 4 or 8 bytes.
 unsafe impl Shuffle for i32 {}
@@ -50,11 +65,13 @@ unsafe impl<A: Shuffle> Shuffle for (A, A) {}
 #[inline(always)]
 #[track_caller]
 pub fn shfl_sync<T: Shuffle>(mask: u32, mode: ShflMode, v: T, arg: u32) -> T {
-    const { assert!(core::mem::size_of::<T>().is_multiple_of(4) && core::mem::size_of::<T>() <= 16) };
-    let n = core::mem::size_of::<T>() / 4;
+    let size = core::mem::size_of::<T>();
+    const { assert!(matches!(core::mem::size_of::<T>(), 1 | 2 | 4 | 8 | 12 | 16)) };
+    let n = size.div_ceil(4);
     let mut words = [0u32; 4];
-    // SAFETY: T is plain data of n whole words (trait contract).
-    unsafe { core::ptr::copy_nonoverlapping(&v as *const T as *const u32, words.as_mut_ptr(), n) };
+    // SAFETY: T is `size` bytes of plain data (trait contract); the words
+    // hold 16.
+    unsafe { core::ptr::copy_nonoverlapping(&v as *const T as *const u8, words.as_mut_ptr() as *mut u8, size) };
     imp::shuffle(mask, mode, arg, &mut words[..n]);
     // SAFETY: the words are another lane's value of T.
     unsafe { core::ptr::read_unaligned(words.as_ptr() as *const T) }
