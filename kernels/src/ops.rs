@@ -4,9 +4,25 @@
 //! filled with [`Monoid::identity`], which leaves every result unchanged.
 //! Integer arithmetic wraps on overflow (two's complement), on the GPU and
 //! in the CPU references alike.
+//!
+//! # Element types and where they accumulate
+//!
+//! | element | sum, product, dot, sum of squares, norms | min, max, bitwise | argmin/argmax value |
+//! |---|---|---|---|
+//! | `i8`, `i16` | `i64` | element type | `i64` |
+//! | `u8`, `u16` | `u64` | element type | `u64` |
+//! | `f16`, `bf16` | `f32` | element type | `f64` |
+//! | `i32`, `u32`, `i64`, `u64`, `f32`, `f64` | element type | element type | 8 bytes ([`Element::Wide`]) |
+//!
+//! The first column is [`Element::Acc`]: the narrow types are widened as
+//! they are loaded, so their sums do not wrap at 8 or 16 bits (an `i64`
+//! sum of `i8` is exact below 2^56 elements) and half-precision sums keep
+//! `f32` precision; the result is returned in that wider type. Integer
+//! accumulators still wrap at 64 bits.
 
 use crate::gpu::atomic::AtomicAdd;
 use crate::gpu::warp::Shuffle;
+pub use half::{bf16, f16};
 
 /// Element types the kernels are instantiated for.
 pub trait Element:
@@ -28,15 +44,47 @@ pub trait Element:
     /// Convert an index-sized count (for means); exact below 2^24 (f32).
     fn from_u64(v: u64) -> Self;
     /// The same value in an 8-byte type of the same kind (`f32` -> `f64`,
-    /// `i32` -> `i64`, `u32` -> `u64`), exactly.
-    type Wide: Element;
+    /// `i32` -> `i64`, `u8` -> `u64`), exactly. Always 8 bytes, so that
+    /// [`Indexed`](crate::reduce::reduction::Indexed)`<Wide>` has no padding.
+    type Wide: WideElement;
     fn widen(self) -> Self::Wide;
+    /// The type sums, products, dot products and sums of squares of this
+    /// type accumulate in and return: `i64` / `u64` for the 8- and 16-bit
+    /// integers, `f32` for `f16` and `bf16`, the type itself otherwise (see
+    /// the [module docs](self)).
+    type Acc: Element;
+    /// The same value as an [`Element::Acc`], exactly.
+    fn to_acc(self) -> Self::Acc;
     /// `|x|` (wrapping for `MIN` of signed integers; the identity for
     /// unsigned ones).
     fn abs(self) -> Self;
     /// Strict "less than" in a total order where NaN is above every number
     /// (so argmin and argmax ignore NaNs unless all inputs are NaN).
     fn total_lt(self, o: Self) -> bool;
+    /// Whether the value is a NaN (never, for integers).
+    fn is_nan(self) -> bool;
+}
+
+/// The 8-byte element types (`i64`, `u64`, `f64`): what [`Element::Wide`]
+/// may be. A pair of one of these and a `u64` index has no padding.
+///
+/// # Safety
+/// Implement only for types of exactly 8 bytes with no padding.
+pub unsafe trait WideElement: Element {
+    /// The type's name in kernel entry names (`"i64"`).
+    const NAME: &'static str;
+}
+// SAFETY: 8-byte numbers.
+unsafe impl WideElement for i64 {
+    const NAME: &'static str = "i64";
+}
+// SAFETY: 8-byte numbers.
+unsafe impl WideElement for u64 {
+    const NAME: &'static str = "u64";
+}
+// SAFETY: 8-byte numbers.
+unsafe impl WideElement for f64 {
+    const NAME: &'static str = "f64";
 }
 
 /// Integer element types: the bitwise operators apply.
@@ -48,7 +96,7 @@ pub trait Integer: Element {
 }
 
 macro_rules! int_element {
-    ($($t:ty => $w:ty, $abs:expr);*) => {$(
+    ($($t:ty => $w:ty, $acc:ty, $abs:expr);*) => {$(
         impl Element for $t {
             const ZERO: Self = 0;
             const ONE: Self = 1;
@@ -61,8 +109,11 @@ macro_rules! int_element {
             #[inline(always)] fn from_u64(v: u64) -> Self { v as $t }
             type Wide = $w;
             #[inline(always)] fn widen(self) -> $w { self as $w }
+            type Acc = $acc;
+            #[inline(always)] fn to_acc(self) -> $acc { self as $acc }
             #[inline(always)] fn abs(self) -> Self { $abs(self) }
             #[inline(always)] fn total_lt(self, o: Self) -> bool { self < o }
+            #[inline(always)] fn is_nan(self) -> bool { false }
         }
         impl Integer for $t {
             #[inline(always)] fn and(self, o: Self) -> Self { self & o }
@@ -73,10 +124,14 @@ macro_rules! int_element {
     )*};
 }
 int_element!(
-    i32 => i64, |x: i32| x.wrapping_abs();
-    u32 => u64, |x: u32| x;
-    i64 => i64, |x: i64| x.wrapping_abs();
-    u64 => u64, |x: u64| x
+    i8 => i64, i64, |x: i8| x.wrapping_abs();
+    u8 => u64, u64, |x: u8| x;
+    i16 => i64, i64, |x: i16| x.wrapping_abs();
+    u16 => u64, u64, |x: u16| x;
+    i32 => i64, i32, |x: i32| x.wrapping_abs();
+    u32 => u64, u32, |x: u32| x;
+    i64 => i64, i64, |x: i64| x.wrapping_abs();
+    u64 => u64, u64, |x: u64| x
 );
 
 macro_rules! float_element {
@@ -93,14 +148,54 @@ macro_rules! float_element {
             #[inline(always)] fn from_u64(v: u64) -> Self { v as $t }
             type Wide = f64;
             #[inline(always)] fn widen(self) -> f64 { self as f64 }
+            type Acc = $t;
+            #[inline(always)] fn to_acc(self) -> $t { self }
             #[inline(always)] fn abs(self) -> Self { if self < 0.0 { -self } else { self } }
             #[inline(always)] fn total_lt(self, o: Self) -> bool {
                 self < o || (o != o && self == self)
             }
+            #[allow(clippy::eq_op)]
+            #[inline(always)] fn is_nan(self) -> bool { self != self }
         }
     )*};
 }
 float_element!(f32, f64);
+
+/// `f16` and `bf16`: compared and accumulated as `f32` (every value of
+/// either converts to `f32` exactly); results in the element type itself
+/// (min, max) are one of the inputs, never rounded. `add` and `mul` round
+/// the `f32` result once to the element type (the reductions accumulate
+/// in `f32` instead, see [`Element::Acc`]).
+macro_rules! half_element {
+    ($($t:ident => $to_f32:path),*) => {$(
+        impl Element for $t {
+            const ZERO: Self = $t::ZERO;
+            const ONE: Self = $t::ONE;
+            const LOWEST: Self = $t::NEG_INFINITY;
+            const HIGHEST: Self = $t::INFINITY;
+            #[inline(always)] fn add(self, o: Self) -> Self { $t::from_f32(self.to_acc() + o.to_acc()) }
+            #[inline(always)] fn mul(self, o: Self) -> Self { $t::from_f32(self.to_acc() * o.to_acc()) }
+            #[inline(always)] fn min(self, o: Self) -> Self {
+                let (a, b) = (self.to_acc(), o.to_acc());
+                if b < a || a != a { o } else { self }
+            }
+            #[inline(always)] fn max(self, o: Self) -> Self {
+                let (a, b) = (self.to_acc(), o.to_acc());
+                if b > a || a != a { o } else { self }
+            }
+            #[inline(always)] fn from_u64(v: u64) -> Self { $t::from_f32(v as f32) }
+            type Wide = f64;
+            #[inline(always)] fn widen(self) -> f64 { self.to_acc() as f64 }
+            type Acc = f32;
+            #[inline(always)] fn to_acc(self) -> f32 { $to_f32(self.to_bits()) }
+            #[inline(always)] fn abs(self) -> Self { $t::from_bits(self.to_bits() & 0x7fff) }
+            #[inline(always)] fn total_lt(self, o: Self) -> bool { self.to_acc().total_lt(o.to_acc()) }
+            /// From the bits: every exponent bit set and a non-zero fraction.
+            #[inline(always)] fn is_nan(self) -> bool { self.to_bits() & 0x7fff > $t::INFINITY.to_bits() }
+        }
+    )*};
+}
+half_element!(f16 => crate::gpu::f16_to_f32, bf16 => crate::gpu::bf16_to_f32);
 
 /// An associative operator with an identity: `combine(identity(), x) == x`
 /// and `combine(a, combine(b, c)) == combine(combine(a, b), c)`.
@@ -119,6 +214,35 @@ pub trait Monoid<T>: Copy + 'static {
     const COMMUTATIVE: bool = false;
     fn identity() -> T;
     fn combine(a: T, b: T) -> T;
+}
+
+/// How an operator reduces elements of `T`: the type it accumulates (and
+/// returns) in, and how an element enters it. Sums and products accumulate
+/// in [`Element::Acc`] (wider than `T` for the 8- and 16-bit types);
+/// min, max and the bitwise operators in `T` itself.
+///
+/// An operator of your own that reduces in its element type needs
+/// `type Acc = T` and `lift` the identity:
+///
+/// ```
+/// use gpuprim_kernels::ops::{Accumulate, Monoid};
+/// #[derive(Clone, Copy)]
+/// struct Gcd;
+/// impl Monoid<u32> for Gcd {
+///     fn identity() -> u32 { 0 }
+///     fn combine(mut a: u32, mut b: u32) -> u32 {
+///         while b != 0 { (a, b) = (b, a % b) }
+///         a
+///     }
+/// }
+/// impl Accumulate<u32> for Gcd {
+///     type Acc = u32;
+///     fn lift(x: u32) -> u32 { x }
+/// }
+/// ```
+pub trait Accumulate<T: Element>: Monoid<<Self as Accumulate<T>>::Acc> {
+    type Acc: Element;
+    fn lift(x: T) -> Self::Acc;
 }
 
 /// `a + b` (wrapping for integers).
@@ -220,4 +344,35 @@ impl<T: Integer> Monoid<T> for BitXor {
     fn combine(a: T, b: T) -> T {
         a.xor(b)
     }
+}
+
+macro_rules! accumulate_in {
+    ($($op:ident: $bound:ident => $acc:ident;)*) => {$(
+        impl<T: $bound> Accumulate<T> for $op {
+            accumulate_in!(@body $acc);
+        }
+    )*};
+    (@body wide) => {
+        type Acc = T::Acc;
+        #[inline(always)]
+        fn lift(x: T) -> T::Acc {
+            x.to_acc()
+        }
+    };
+    (@body same) => {
+        type Acc = T;
+        #[inline(always)]
+        fn lift(x: T) -> T {
+            x
+        }
+    };
+}
+accumulate_in! {
+    Sum: Element => wide;
+    Product: Element => wide;
+    Min: Element => same;
+    Max: Element => same;
+    BitAnd: Integer => same;
+    BitOr: Integer => same;
+    BitXor: Integer => same;
 }

@@ -22,9 +22,20 @@ pub fn warp_reduce<R: Reduction>(mut v: R::Acc) -> R::Acc {
     v
 }
 
+/// A shared-memory slot for one accumulator, of at least 4 bytes: each
+/// warp's 1- or 2-byte total then has a 32-bit word of its own instead of
+/// sharing one with its neighbour's. Distinct bytes of a word are distinct
+/// locations to the hardware, but the emulator tracks races per word (a
+/// conservative model), and a padded slot costs nothing. Accumulators of 4
+/// bytes or more keep their own layout.
+#[repr(C, align(4))]
+#[derive(Clone, Copy)]
+struct Slot<A>(A);
+
 /// Reduce one value per thread across a block of `B` threads: shuffles
 /// within each warp, one shared slot per warp, then the first warp reduces
-/// the slots. The total is valid in thread 0. Needs `B / 32` slots.
+/// the slots. The total is valid in thread 0. Needs `B / 32` accumulator
+/// slots of at least 4 bytes each (which `B` accumulators always cover).
 ///
 /// Every thread of the block must call it (it contains a barrier).
 #[inline(always)]
@@ -36,15 +47,16 @@ pub fn block_reduce<R: Reduction, const B: u32>(v: R::Acc, slots: Shared<R::Acc>
     }
     let warps = B / WARP_SIZE;
     let (lane, w) = (gpu::lane(), gpu::warp_idx());
+    let slots = slots.after::<Slot<R::Acc>>(0);
     if lane == 0 {
         // SAFETY: w < B / 32 slots, which the launch provides.
-        unsafe { slots.store(w as usize, v) };
+        unsafe { slots.store(w as usize, Slot(v)) };
     }
     gpu::sync_threads();
     let mut total = R::identity();
     if w == 0 {
         // SAFETY: lane < warps is inside the slots.
-        let mine = if lane < warps { unsafe { slots.load(lane as usize) } } else { R::identity() };
+        let mine = if lane < warps { unsafe { slots.load(lane as usize) }.0 } else { R::identity() };
         total = warp_reduce::<R>(mine);
     }
     total

@@ -2,7 +2,7 @@
 //! tree or warp shuffles; and the vectorised default.
 
 use super::block::{block_reduce, finish};
-use super::reduction::Reduction;
+use super::reduction::{Raw, Reduction};
 use super::unrolled::unrolled_tree;
 use crate::gpu::{self, Shared};
 
@@ -91,8 +91,10 @@ pub const UNROLL: usize = 4;
 /// memory's speed. Each iteration issues `UNROLL` independent 16-byte
 /// vector loads (`ld.global.nc.v4`) per thread before using any of them,
 /// so every thread has 64 bytes in flight; accumulators stay in registers
-/// (one per vector lane, combined at the end). The tail that does not fill
-/// a whole vector is read with scalar loads by block 0.
+/// (one per vector lane for 4- and 8-byte elements, four for the 16 or 8
+/// lanes of a vector of 1- or 2-byte elements; combined at the end). The
+/// tail that does not fill a whole vector is read with scalar loads by
+/// block 0.
 ///
 /// ```text
 /// thread t of block k, iteration j: vectors  (j * G + k) * B * U + t + u * B,  u < U
@@ -115,48 +117,49 @@ pub unsafe fn reduce_vectorized<R: Reduction, const B: u32>(
     mode: u32,
 ) {
     let s = Shared::<R::Acc>::dynamic();
-    let acc = if core::mem::size_of::<R::In>() == 4 {
-        // SAFETY: forwarded.
-        unsafe { vector_pass::<R, B, 4>(a, b, n) }
-    } else if core::mem::size_of::<R::In>() == 8 {
-        // SAFETY: forwarded.
-        unsafe { vector_pass::<R, B, 2>(a, b, n) }
-    } else {
-        // SAFETY: forwarded.
-        unsafe { grid_stride::<R, B>(a, b, n) }
+    // SAFETY (every arm): forwarded; W elements of `In` are 16 bytes.
+    let acc = match core::mem::size_of::<R::In>() {
+        1 => unsafe { vector_pass::<R, B, 16, 4>(a, b, n) },
+        2 => unsafe { vector_pass::<R, B, 8, 4>(a, b, n) },
+        4 => unsafe { vector_pass::<R, B, 4, 4>(a, b, n) },
+        8 => unsafe { vector_pass::<R, B, 2, 2>(a, b, n) },
+        _ => unsafe { grid_stride::<R, B>(a, b, n) },
     };
     let total = block_reduce::<R, B>(acc, s);
     // SAFETY: forwarded.
     unsafe { finish::<R, B>(total, s, partials, out, counter, mode) };
 }
 
+/// The vectorised grid-stride loop: `W` elements per 16-byte vector, each
+/// vector combined into the `A` accumulators by
+/// [`Reduction::combine_vector`].
 #[inline(always)]
 #[track_caller]
-unsafe fn vector_pass<R: Reduction, const B: u32, const W: usize>(a: *const R::In, b: *const R::In, n: u64) -> R::Acc {
+unsafe fn vector_pass<R: Reduction, const B: u32, const W: usize, const A: usize>(
+    a: *const R::In,
+    b: *const R::In,
+    n: u64,
+) -> R::Acc {
+    const { assert!(UNROLL == 4) };
     let vectors = n / W as u64;
     let tid = gpu::thread_idx() as u64;
     let chunk = B as u64 * UNROLL as u64;
     let stride = chunk * gpu::grid_dim() as u64;
     let mut base = gpu::block_idx() as u64 * chunk;
-    let mut acc = [R::identity(); W];
+    let mut acc = [R::identity(); A];
     // Whole chunks: U loads issued back to back, then combined.
     while base + chunk <= vectors {
-        let mut v = [[R::identity(); W]; UNROLL];
-        let mut u = 0;
-        while u < UNROLL {
-            // SAFETY: vector base + u*B + tid < vectors, so its W elements are < n.
-            v[u] = unsafe { R::load_vec::<W>(a, b, (base + u as u64 * B as u64 + tid) * W as u64) };
-            u += 1;
-        }
-        let mut u = 0;
-        while u < UNROLL {
-            let mut k = 0;
-            while k < W {
-                acc[k] = R::combine(acc[k], v[u][k]);
-                k += 1;
-            }
-            u += 1;
-        }
+        let at = |u: u64| (base + u * B as u64 + tid) * W as u64;
+        // SAFETY: vector base + u*B + tid < vectors, so its W elements are < n.
+        let raw: [Raw<R::In, W>; UNROLL] = unsafe {
+            [
+                R::load_raw::<W>(a, b, at(0)),
+                R::load_raw::<W>(a, b, at(1)),
+                R::load_raw::<W>(a, b, at(2)),
+                R::load_raw::<W>(a, b, at(3)),
+            ]
+        };
+        unrolled!(UNROLL, |u| R::combine_vector::<W, A>(&mut acc, &raw[u], at(u as u64), u));
         base += stride;
     }
     // The last partial chunk, one vector at a time.
@@ -166,17 +169,15 @@ unsafe fn vector_pass<R: Reduction, const B: u32, const W: usize>(a: *const R::I
             let j = base + u as u64 * B as u64 + tid;
             if j < vectors {
                 // SAFETY: j < vectors.
-                let v = unsafe { R::load_vec::<W>(a, b, j * W as u64) };
-                let mut k = 0;
-                while k < W {
-                    acc[k] = R::combine(acc[k], v[k]);
-                    k += 1;
-                }
+                let raw = unsafe { R::load_raw::<W>(a, b, j * W as u64) };
+                // Slot 0: a slot counted by this (rolled) loop would index
+                // the accumulators at run time, in local memory.
+                R::combine_vector::<W, A>(&mut acc, &raw, j * W as u64, 0);
             }
             u += 1;
         }
     }
-    // Elements past the last whole vector.
+    // Elements past the last whole vector (fewer than W <= B).
     if gpu::block_idx() == 0 {
         let i = vectors * W as u64 + tid;
         if i < n {
@@ -186,7 +187,7 @@ unsafe fn vector_pass<R: Reduction, const B: u32, const W: usize>(a: *const R::I
     }
     let mut total = acc[0];
     let mut k = 1;
-    while k < W {
+    while k < A {
         total = R::combine(total, acc[k]);
         k += 1;
     }

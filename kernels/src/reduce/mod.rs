@@ -20,8 +20,30 @@
 //! [`reduction::Reduction`]: a monoid and a way to load element `i`.
 //!
 //! Entry names: `{kernel}_{op}_{type}_b{block}`, e.g.
-//! `reduce_sequential_sum_f32_b256`. `sum` is instantiated for block sizes
-//! 32 ..= 1024; the other operators for 256.
+//! `reduce_sequential_sum_f32_b256`. The default, [`reduce_vectorized`], is
+//! instantiated for every operator and every element type at block sizes
+//! 32 ..= 1024. The lecture variants 1-8 take `i32`, `u32`, `i64`, `u64`,
+//! `f32` and `f64`: `sum` at every block size, the other operators at 256.
+//! Sums, products, dot products and sums of squares of the 8- and 16-bit
+//! types accumulate in a wider type (see [`crate::ops`]). Partials of
+//! argmin/argmax (`argminp`, `argmaxp`) depend only on the value's 8-byte
+//! [`Element::Wide`](crate::ops::Element::Wide) type, so they exist for
+//! `i64`, `u64` and `f64` alone and the other types' partials use those.
+
+/// `$body` for each `$k` in `0..$n` (`$n` at most 16; each `$k` a literal),
+/// written out with no loop. LLVM leaves a 16-iteration loop with a large
+/// body rolled, and then the arrays it indexes go to local memory (a stack
+/// frame); written out, every index is a constant and they stay in
+/// registers.
+macro_rules! unrolled {
+    ($n:expr, |$k:ident| $body:expr) => {
+        unrolled!(@ $n, $k, $body; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15)
+    };
+    (@ $n:expr, $k:ident, $body:expr; $($i:literal)*) => {{
+        const { assert!($n <= 16) };
+        $( if $i < $n { let $k: usize = $i; $body; } )*
+    }};
+}
 
 pub mod block;
 pub mod cascaded;
@@ -42,7 +64,12 @@ use crate::ops::*;
 use reduction::*;
 use volatile_tail::reduce_volatile_tail;
 
-macro_rules! reduce_variants {
+/// One `entries!` list for every reduction kernel: the lecture variants
+/// 1-8 (`sum` at every block size, the other operators at 256, for the six
+/// 4- and 8-byte element types), then the default, [`reduce_vectorized`]:
+/// every operator, every element type where the operator makes sense
+/// (bitwise for integers, the L1 norm for floats), every block size.
+macro_rules! reduce_kernels {
     ($($fam:ident => $func:ident;)*) => {
         entries! {
             $(
@@ -57,9 +84,14 @@ macro_rules! reduce_variants {
                  counter: *mut u32, mode: u32) => $func::<Op, {B}>;
                 ops [product = Plain<T, Product>, min = Plain<T, Min>, max = Plain<T, Max>,
                      dot = Dot<T>, sumabs = SumAbs<T>, sumsq = SumSquares<T>,
-                     argmin = Arg<T, Smallest>, argmax = Arg<T, Largest>,
-                     argminp = ArgPartials<T, Smallest>, argmaxp = ArgPartials<T, Largest>]
+                     argmin = Arg<T, Smallest>, argmax = Arg<T, Largest>]
                 types [i32, u32, i64, u64, f32, f64]
+                blocks [256];
+            $fam(a: *const <Op as Reduction>::In, b: *const <Op as Reduction>::In, n: u64,
+                 partials: *mut <Op as Reduction>::Acc, out: *mut <Op as Reduction>::Acc,
+                 counter: *mut u32, mode: u32) => $func::<Op, {B}>;
+                ops [argminp = ArgPartials<T, Smallest>, argmaxp = ArgPartials<T, Largest>]
+                types [i64, u64, f64]
                 blocks [256];
             $fam(a: *const <Op as Reduction>::In, b: *const <Op as Reduction>::In, n: u64,
                  partials: *mut <Op as Reduction>::Acc, out: *mut <Op as Reduction>::Acc,
@@ -70,11 +102,38 @@ macro_rules! reduce_variants {
             )*
             reduce_volatile_tail(input: *const T, n: u64, out: *mut T) => reduce_volatile_tail::<T, Op, {B}>;
                 ops [sum = Sum] types [i32] blocks [256];
+
+            reduce_vectorized(a: *const <Op as Reduction>::In, b: *const <Op as Reduction>::In, n: u64,
+                 partials: *mut <Op as Reduction>::Acc, out: *mut <Op as Reduction>::Acc,
+                 counter: *mut u32, mode: u32) => reduce_vectorized::<Op, {B}>;
+                ops [sum = Plain<T, Sum>, product = Plain<T, Product>, min = Plain<T, Min>,
+                     max = Plain<T, Max>, dot = Dot<T>, sumsq = SumSquares<T>,
+                     argmin = Arg<T, Smallest>, argmax = Arg<T, Largest>]
+                types [i8, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64]
+                blocks [32, 64, 128, 256, 512, 1024];
+            reduce_vectorized(a: *const <Op as Reduction>::In, b: *const <Op as Reduction>::In, n: u64,
+                 partials: *mut <Op as Reduction>::Acc, out: *mut <Op as Reduction>::Acc,
+                 counter: *mut u32, mode: u32) => reduce_vectorized::<Op, {B}>;
+                ops [sumabs = SumAbs<T>]
+                types [f16, bf16, f32, f64]
+                blocks [32, 64, 128, 256, 512, 1024];
+            reduce_vectorized(a: *const <Op as Reduction>::In, b: *const <Op as Reduction>::In, n: u64,
+                 partials: *mut <Op as Reduction>::Acc, out: *mut <Op as Reduction>::Acc,
+                 counter: *mut u32, mode: u32) => reduce_vectorized::<Op, {B}>;
+                ops [and = Plain<T, BitAnd>, or = Plain<T, BitOr>, xor = Plain<T, BitXor>]
+                types [i8, u8, i16, u16, i32, u32, i64, u64]
+                blocks [32, 64, 128, 256, 512, 1024];
+            reduce_vectorized(a: *const <Op as Reduction>::In, b: *const <Op as Reduction>::In, n: u64,
+                 partials: *mut <Op as Reduction>::Acc, out: *mut <Op as Reduction>::Acc,
+                 counter: *mut u32, mode: u32) => reduce_vectorized::<Op, {B}>;
+                ops [argminp = ArgPartials<T, Smallest>, argmaxp = ArgPartials<T, Largest>]
+                types [i64, u64, f64]
+                blocks [32, 64, 128, 256, 512, 1024];
         }
     };
 }
 
-reduce_variants! {
+reduce_kernels! {
     reduce_interleaved => reduce_interleaved;
     reduce_interleaved_strided => reduce_interleaved_strided;
     reduce_sequential => reduce_sequential;
@@ -83,5 +142,4 @@ reduce_variants! {
     reduce_complete_unroll => reduce_complete_unroll;
     reduce_cascaded => reduce_cascaded;
     reduce_shuffle => reduce_shuffle;
-    reduce_vectorized => reduce_vectorized;
 }

@@ -4,7 +4,7 @@
 
 use crate::gpu::global;
 use crate::gpu::warp::Shuffle;
-use crate::ops::{Element, Monoid};
+use crate::ops::{Accumulate, Element, WideElement};
 use core::marker::PhantomData;
 
 /// A reduction: element `i` of the input(s) becomes an accumulator value
@@ -38,34 +38,59 @@ pub trait Reduction: Copy + 'static {
     /// # Safety
     /// `i` is below the inputs' length.
     unsafe fn load(a: *const Self::In, b: *const Self::In, i: u64) -> Self::Acc;
-    /// Elements `i .. i + W` with 16-byte vector loads where `W` elements
-    /// of `In` are 16 bytes.
+    /// The `W` elements at `i` of `a` (and of `b` for two-input
+    /// reductions), as loaded: one 16-byte vector load per input where `W`
+    /// elements of `In` are 16 bytes. [`Reduction::lift`] turns each into
+    /// an accumulator: kept apart, a thread's loads stay 16 bytes of raw
+    /// registers each until they are combined.
     ///
     /// # Safety
     /// `i + W` is at most the inputs' length; `a` (and `b`) + `i` are
     /// 16-byte aligned.
     #[inline(always)]
-    unsafe fn load_vec<const W: usize>(a: *const Self::In, b: *const Self::In, i: u64) -> [Self::Acc; W] {
-        let mut out = [Self::identity(); W];
-        let mut k = 0;
-        while k < W {
-            // SAFETY: forwarded.
-            out[k] = unsafe { Self::load(a, b, i + k as u64) };
-            k += 1;
-        }
-        out
+    #[track_caller]
+    unsafe fn load_raw<const W: usize>(a: *const Self::In, _b: *const Self::In, i: u64) -> Raw<Self::In, W> {
+        // SAFETY: aligned and in bounds (caller).
+        let x = unsafe { global::load_vec::<Self::In, W>(a.add(i as usize)) };
+        Raw { a: x, b: x }
+    }
+    /// Element `k` of `raw`, loaded from index `i + k`, as an accumulator.
+    fn lift<const W: usize>(raw: &Raw<Self::In, W>, k: usize, i: u64) -> Self::Acc;
+    /// Combine the `W` elements of `raw`, loaded from index `i`, into the
+    /// `A` accumulators of a thread; `slot` counts the vectors a thread
+    /// combines at once (0, 1, 2, ...). By default lane `k` goes to
+    /// accumulator `k % A`, lifted first; a reduction may instead combine
+    /// the lanes more cheaply among themselves first.
+    #[inline(always)]
+    fn combine_vector<const W: usize, const A: usize>(
+        acc: &mut [Self::Acc; A],
+        raw: &Raw<Self::In, W>,
+        i: u64,
+        _slot: usize,
+    ) {
+        unrolled!(W, |k| acc[k % A] = Self::combine(acc[k % A], Self::lift::<W>(raw, k, i)));
     }
 }
 
-/// `x[i]` combined with `Op`: sum, product, min, max, and, or, xor.
+/// What [`Reduction::load_raw`] read: `W` elements of each input (`b` is a
+/// copy of `a` for one-input reductions, and unused).
+#[derive(Clone, Copy)]
+pub struct Raw<T, const W: usize> {
+    pub a: [T; W],
+    pub b: [T; W],
+}
+
+/// `x[i]` lifted into `Op`'s accumulator and combined with `Op`: sum,
+/// product, min, max, and, or, xor. Sums and products of the 8- and 16-bit
+/// types accumulate in a wider type ([`Accumulate`]).
 #[derive(Clone, Copy)]
 pub struct Plain<T, Op>(PhantomData<(T, Op)>);
 
-impl<T: Element, Op: Monoid<T>> Reduction for Plain<T, Op> {
+impl<T: Element, Op: Accumulate<T>> Reduction for Plain<T, Op> {
     type In = T;
-    type Acc = T;
+    type Acc = Op::Acc;
     #[inline(always)]
-    unsafe fn atomic_combine(p: *mut T, v: T) {
+    unsafe fn atomic_combine(p: *mut Op::Acc, v: Op::Acc) {
         if Op::IS_ADD {
             // One native atomic add instead of a CAS loop that every block
             // retries under contention.
@@ -77,66 +102,63 @@ impl<T: Element, Op: Monoid<T>> Reduction for Plain<T, Op> {
         }
     }
     #[inline(always)]
-    fn identity() -> T {
+    fn identity() -> Op::Acc {
         Op::identity()
     }
     #[inline(always)]
-    fn combine(a: T, b: T) -> T {
+    fn combine(a: Op::Acc, b: Op::Acc) -> Op::Acc {
         Op::combine(a, b)
     }
     #[inline(always)]
     #[track_caller]
-    unsafe fn load(a: *const T, _b: *const T, i: u64) -> T {
+    unsafe fn load(a: *const T, _b: *const T, i: u64) -> Op::Acc {
         // SAFETY: i < n (caller).
-        unsafe { global::load(a.add(i as usize)) }
+        Op::lift(unsafe { global::load(a.add(i as usize)) })
     }
     #[inline(always)]
-    #[track_caller]
-    unsafe fn load_vec<const W: usize>(a: *const T, _b: *const T, i: u64) -> [T; W] {
-        // SAFETY: aligned and in bounds (caller).
-        unsafe { global::load_vec::<T, W>(a.add(i as usize)) }
+    fn lift<const W: usize>(raw: &Raw<T, W>, k: usize, _i: u64) -> Op::Acc {
+        Op::lift(raw.a[k])
     }
 }
 
-/// `x[i] * y[i]` summed: the dot product (wrapping for integers).
+/// `x[i] * y[i]` summed: the dot product (wrapping for integers), in
+/// [`Element::Acc`]: both factors are widened before they are multiplied.
 #[derive(Clone, Copy)]
 pub struct Dot<T>(PhantomData<T>);
 
 impl<T: Element> Reduction for Dot<T> {
     type In = T;
-    type Acc = T;
+    type Acc = T::Acc;
     #[inline(always)]
-    unsafe fn atomic_combine(p: *mut T, v: T) {
+    unsafe fn atomic_combine(p: *mut T::Acc, v: T::Acc) {
         // SAFETY: forwarded; a sum, so a native atomic add.
         unsafe { crate::gpu::atomic::add(p, v) };
     }
     #[inline(always)]
-    fn identity() -> T {
-        T::ZERO
+    fn identity() -> T::Acc {
+        <T::Acc as Element>::ZERO
     }
     #[inline(always)]
-    fn combine(a: T, b: T) -> T {
+    fn combine(a: T::Acc, b: T::Acc) -> T::Acc {
         a.add(b)
     }
     #[inline(always)]
     #[track_caller]
-    unsafe fn load(a: *const T, b: *const T, i: u64) -> T {
+    unsafe fn load(a: *const T, b: *const T, i: u64) -> T::Acc {
         // SAFETY: i < n (caller).
-        unsafe { global::load(a.add(i as usize)).mul(global::load(b.add(i as usize))) }
+        unsafe { global::load(a.add(i as usize)).to_acc().mul(global::load(b.add(i as usize)).to_acc()) }
     }
     #[inline(always)]
     #[track_caller]
-    unsafe fn load_vec<const W: usize>(a: *const T, b: *const T, i: u64) -> [T; W] {
+    unsafe fn load_raw<const W: usize>(a: *const T, b: *const T, i: u64) -> Raw<T, W> {
         // SAFETY: aligned and in bounds (caller).
-        let (x, y) =
-            unsafe { (global::load_vec::<T, W>(a.add(i as usize)), global::load_vec::<T, W>(b.add(i as usize))) };
-        let mut out = [T::ZERO; W];
-        let mut k = 0;
-        while k < W {
-            out[k] = x[k].mul(y[k]);
-            k += 1;
+        unsafe {
+            Raw { a: global::load_vec::<T, W>(a.add(i as usize)), b: global::load_vec::<T, W>(b.add(i as usize)) }
         }
-        out
+    }
+    #[inline(always)]
+    fn lift<const W: usize>(raw: &Raw<T, W>, k: usize, _i: u64) -> T::Acc {
+        raw.a[k].to_acc().mul(raw.b[k].to_acc())
     }
 }
 
@@ -165,7 +187,9 @@ impl ElementMap for Square {
     }
 }
 
-/// `M(x[i])` summed (wrapping for integers).
+/// `M(x[i])` summed (wrapping for integers), in [`Element::Acc`]: the map
+/// applies to the widened element (so `|i8::MIN|` is 128, and `x^2` of a
+/// 16-bit integer is exact).
 #[derive(Clone, Copy)]
 pub struct MapSum<T, M>(PhantomData<(T, M)>);
 
@@ -176,42 +200,40 @@ pub type SumSquares<T> = MapSum<T, Square>;
 
 impl<T: Element, M: ElementMap> Reduction for MapSum<T, M> {
     type In = T;
-    type Acc = T;
+    type Acc = T::Acc;
     #[inline(always)]
-    unsafe fn atomic_combine(p: *mut T, v: T) {
+    unsafe fn atomic_combine(p: *mut T::Acc, v: T::Acc) {
         // SAFETY: forwarded; a sum, so a native atomic add.
         unsafe { crate::gpu::atomic::add(p, v) };
     }
     #[inline(always)]
-    fn identity() -> T {
-        T::ZERO
+    fn identity() -> T::Acc {
+        <T::Acc as Element>::ZERO
     }
     #[inline(always)]
-    fn combine(a: T, b: T) -> T {
+    fn combine(a: T::Acc, b: T::Acc) -> T::Acc {
         a.add(b)
     }
     #[inline(always)]
     #[track_caller]
-    unsafe fn load(a: *const T, _b: *const T, i: u64) -> T {
+    unsafe fn load(a: *const T, _b: *const T, i: u64) -> T::Acc {
         // SAFETY: i < n (caller).
-        M::map(unsafe { global::load(a.add(i as usize)) })
+        M::map(unsafe { global::load(a.add(i as usize)) }.to_acc())
     }
     #[inline(always)]
-    #[track_caller]
-    unsafe fn load_vec<const W: usize>(a: *const T, _b: *const T, i: u64) -> [T; W] {
-        // SAFETY: aligned and in bounds (caller).
-        let mut x = unsafe { global::load_vec::<T, W>(a.add(i as usize)) };
-        let mut k = 0;
-        while k < W {
-            x[k] = M::map(x[k]);
-            k += 1;
-        }
-        x
+    fn lift<const W: usize>(raw: &Raw<T, W>, k: usize, _i: u64) -> T::Acc {
+        M::map(raw.a[k].to_acc())
     }
 }
 
-/// A value with the index it came from, for argmin and argmax. The value is
-/// held widened to 8 bytes so the pair has no padding (16 bytes).
+/// A value with the index it came from, for argmin and argmax.
+///
+/// The value is held widened to an 8-byte type ([`Element::Wide`], always
+/// a [`WideElement`]): with a 4-byte `W` the pair would have 4 bytes of
+/// padding after the value, which a shuffle or a copy to the host would
+/// read as uninitialised memory. With 8 bytes it is 16 bytes of plain
+/// data, and its layout is the same on every target: `value` at offset 0,
+/// `index` at offset 8. Only `Indexed<W: WideElement>` is `Shuffle`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
 pub struct Indexed<W> {
@@ -219,8 +241,16 @@ pub struct Indexed<W> {
     pub index: u64,
 }
 
-// SAFETY: two 8-byte fields, no padding, plain data.
-unsafe impl<W: Element> Shuffle for Indexed<W> {}
+// SAFETY: two 8-byte fields (`WideElement` is 8 bytes by contract), no
+// padding, plain data.
+unsafe impl<W: WideElement> Shuffle for Indexed<W> {}
+
+const _: () = {
+    assert!(core::mem::size_of::<Indexed<i64>>() == 16);
+    assert!(core::mem::size_of::<Indexed<u64>>() == 16);
+    assert!(core::mem::size_of::<Indexed<f64>>() == 16);
+    assert!(core::mem::offset_of!(Indexed<f64>, index) == 8);
+};
 
 /// Which extreme an [`Arg`] reduction keeps.
 pub trait Extreme: Copy + 'static {
@@ -248,12 +278,10 @@ impl Extreme for Smallest {
 impl Extreme for Largest {
     #[inline(always)]
     fn beats<W: Element>(a: W, b: W) -> bool {
-        // A NaN never beats anything, and any number beats a NaN.
-        #[allow(clippy::eq_op)]
-        let a_is_number = a == a;
-        #[allow(clippy::eq_op)]
-        let b_is_nan = b != b;
-        a_is_number && (b_is_nan || b < a)
+        // A NaN never beats anything, and any number beats a NaN. (With
+        // neither a NaN, `total_lt` is `<`; through `Element` the half
+        // types compare as f32, not with `half`'s software `PartialOrd`.)
+        !a.is_nan() && (b.is_nan() || b.total_lt(a))
     }
     #[inline(always)]
     fn worst<W: Element>() -> W {
@@ -291,6 +319,28 @@ impl<T: Element, E: Extreme> Reduction for Arg<T, E> {
         // SAFETY: i < n (caller).
         Indexed { value: unsafe { global::load(a.add(i as usize)) }.widen(), index: i }
     }
+    #[inline(always)]
+    fn lift<const W: usize>(raw: &Raw<T, W>, k: usize, i: u64) -> Self::Acc {
+        Indexed { value: raw.a[k].widen(), index: i + k as u64 }
+    }
+    /// The vector's first extreme lane, found by comparing the elements
+    /// themselves, then one combine of its widened value and 64-bit index
+    /// (instead of `W`): what keeps argmin and argmax of the narrow types
+    /// from being bound by arithmetic. Vector `slot` goes to accumulator
+    /// `slot % A`.
+    #[inline(always)]
+    fn combine_vector<const W: usize, const A: usize>(acc: &mut [Self::Acc; A], raw: &Raw<T, W>, i: u64, slot: usize) {
+        let (mut best, mut at) = (raw.a[0], 0u64);
+        unrolled!(W, |k| if k > 0 {
+            // Selects of values: a branch, or a select of the lanes'
+            // addresses, would keep the vectors in local memory.
+            let (v, take) = (raw.a[k], E::beats(raw.a[k], best));
+            best = core::hint::select_unpredictable(take, v, best);
+            at = core::hint::select_unpredictable(take, k as u64, at);
+        });
+        let s = slot % A;
+        acc[s] = pick::<T::Wide, E>(acc[s], Indexed { value: best.widen(), index: i + at });
+    }
 }
 
 /// Partials of an [`Arg`] reduction, reduced again.
@@ -313,5 +363,9 @@ impl<T: Element, E: Extreme> Reduction for ArgPartials<T, E> {
     unsafe fn load(a: *const Self::In, _b: *const Self::In, i: u64) -> Self::Acc {
         // SAFETY: i < n (caller).
         unsafe { global::load(a.add(i as usize)) }
+    }
+    #[inline(always)]
+    fn lift<const W: usize>(raw: &Raw<Self::In, W>, k: usize, _i: u64) -> Self::Acc {
+        raw.a[k]
     }
 }
