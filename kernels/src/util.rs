@@ -1,5 +1,6 @@
 //! Utility kernels: data generated on the device (for inputs too large to
-//! build on the host and upload quickly).
+//! build on the host and upload quickly), and the small steps that finish
+//! a reduction whose result stays on the device.
 
 use crate::gpu::{self, global};
 use crate::ops::Element;
@@ -53,10 +54,90 @@ pub unsafe fn set_words<const B: u32>(dst: *mut u32, lo: u64, hi: u64, words: u3
     }
 }
 
+/// `sqrt(x)`, correctly rounded (`sqrt.rn` on the GPU, as `f32::sqrt`
+/// on the host).
+pub trait Sqrt: Element {
+    fn sqrt(self) -> Self;
+    fn div(self, o: Self) -> Self;
+}
+macro_rules! sqrt {
+    ($($t:ty => $insn:literal, $reg:ident);*) => {$(
+        impl Sqrt for $t {
+            #[inline(always)]
+            fn sqrt(self) -> Self {
+                #[cfg(target_arch = "nvptx64")]
+                {
+                    let r: $t;
+                    // SAFETY: a register-to-register instruction.
+                    unsafe { core::arch::asm!($insn, out($reg) r, in($reg) self, options(pure, nomem, nostack)) };
+                    r
+                }
+                #[cfg(not(target_arch = "nvptx64"))]
+                {
+                    <$t>::sqrt(self)
+                }
+            }
+            #[inline(always)]
+            fn div(self, o: Self) -> Self {
+                self / o
+            }
+        }
+    )*};
+}
+sqrt!(f32 => "sqrt.rn.f32 {0}, {1};", reg32; f64 => "sqrt.rn.f64 {0}, {1};", reg64);
+
+/// `*p = sqrt(*p / divisor)`, or `0` when `divisor` is 0: the last step of
+/// the L2 norm (`divisor` 1) and of the root mean square (`divisor` n) when
+/// the sum of squares stays on the device. `divisor` converts to `T` as
+/// `divisor as T` does (round to nearest). Launch one block of `B` threads.
+///
+/// # Safety
+/// `p` holds one `T`.
+pub unsafe fn sqrt_mean<T: Sqrt, const B: u32>(p: *mut T, divisor: u64) {
+    if gpu::block_idx() == 0 && gpu::thread_idx() == 0 {
+        // SAFETY: one T at p (caller).
+        unsafe {
+            let v = if divisor == 0 { T::ZERO } else { global::load(p).div(T::from_u64(divisor)).sqrt() };
+            global::store(p, v);
+        }
+    }
+}
+
+/// `*out = *index` when it is below `n`; otherwise (no element beat the
+/// reduction's identity: the input is empty, or every element is NaN)
+/// `u64::MAX` for empty input and `0` (the first NaN) else. The last step
+/// of argmin and argmax when the index stays on the device. `index` and
+/// `out` may be the same. Launch one block of `B` threads.
+///
+/// # Safety
+/// `index` and `out` each hold one `u64`.
+pub unsafe fn arg_index<const B: u32>(index: *const u64, n: u64, out: *mut u64) {
+    if gpu::block_idx() == 0 && gpu::thread_idx() == 0 {
+        // SAFETY: one u64 at each (caller).
+        unsafe {
+            let i = global::load(index);
+            global::store(
+                out,
+                if i < n {
+                    i
+                } else if n == 0 {
+                    u64::MAX
+                } else {
+                    0
+                },
+            );
+        }
+    }
+}
+
 entries! {
     util_fill_hash(out: *mut T, n: u64, seed: u64) => fill_hash::<T, {B}>;
         ops [any = Sum] types [i32, u32, i64, u64, f32, f64] blocks [256];
     // `any` and `u32` only name the instance.
     util_set_words(dst: *mut u32, lo: u64, hi: u64, words: u32) => set_words::<{B}>;
         ops [any = Sum] types [u32] blocks [32];
+    util_sqrt_mean(p: *mut T, divisor: u64) => sqrt_mean::<T, {B}>;
+        ops [any = Sum] types [f32, f64] blocks [32];
+    util_arg_index(index: *const u64, n: u64, out: *mut u64) => arg_index::<{B}>;
+        ops [any = Sum] types [u64] blocks [32];
 }
