@@ -18,17 +18,68 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Integer results wrap on overflow, as the kernels' arithmetic does.
-//! Float results are the same run to run unless [`Finish::Atomic`] is
-//! chosen with [`Reducer::deterministic`]`(false)`: every other strategy
-//! combines in an order fixed by the launch shape.
+//! # Three forms of every reduction
+//!
+//! * `sum(x)` returns the result to the host (it waits for the GPU);
+//! * `sum_into(x, out)` leaves it in `out[0]`, on the device, and only
+//!   queues work: the call returns before the GPU has run it, and the
+//!   context's stream orders what follows;
+//! * `sum_with_temp(x, out, temp)` is `sum_into` with caller-provided
+//!   temporary storage ([`Reducer::temp`]), so that repeated reductions
+//!   allocate nothing.
+//!
+//! The same holds for `product`, `min`, `max`, `and`, `or`, `xor`, `dot`,
+//! `norm1`, `sum_squares`, `norm2`, `rms`, `argmin`, `argmax` and
+//! [`reduce_by`](Reducer::reduce_by). `norm2` and `rms` take their square
+//! root on the device (a one-thread kernel after the reduction), and
+//! `argmin_into` / `argmax_into` write the index of the first extreme
+//! element as a `u64` ([`NO_INDEX`] for empty input). Only
+//! [`Finish::Host`] waits for the GPU in the `_into` forms: it combines the
+//! block totals on the host.
+//!
+//! # Element types and accumulation
+//!
+//! Every operator takes `i32`, `u32`, `i64`, `u64`, `f32` and `f64`, and
+//! with the default algorithm ([`ReduceAlgorithm::Vectorized`]) also
+//! `i8`, `u8`, `i16`, `u16` and the `half` crate's [`f16`](half::f16) and
+//! [`bf16`](half::bf16) (re-exported as [`gpuprim::half`](crate::half)).
+//! Bitwise operators take integers; norms and the root mean square take
+//! floats.
+//!
+//! | element | `sum`, `product`, `dot`, `sum_squares`, `norm1`, `norm2`, `rms` | `min`, `max`, bitwise, `argmin`/`argmax` |
+//! |---|---|---|
+//! | `i8`, `i16` | accumulate in and return `i64` | element type |
+//! | `u8`, `u16` | accumulate in and return `u64` | element type |
+//! | `f16`, `bf16` | accumulate in and return `f32` | element type |
+//! | `i32`, `u32`, `i64`, `u64`, `f32`, `f64` | element type | element type |
+//!
+//! The accumulator type is [`Element::Acc`](gpuprim_kernels::ops::Element::Acc)
+//! (`T::Acc` in the signatures): elements are widened as they are loaded,
+//! so a sum of `i8` is exact below 2^56 elements and a half-precision sum
+//! has `f32`'s precision.
+//!
+//! ```
+//! # fn main() -> gpuprim::Result<()> {
+//! use gpuprim::half::f16;
+//! let ctx = gpuprim::Context::new()?;
+//! let bytes = ctx.upload(&[100i8; 1000])?;
+//! assert_eq!(ctx.sum(&bytes)?, 100_000i64); // no wrap at 8 bits
+//! let h = ctx.upload(&[f16::from_f32(0.5); 3000])?;
+//! assert_eq!(ctx.sum(&h)?, 1500.0f32);
+//! # Ok(()) }
+//! ```
+//!
+//! Integer results wrap on overflow of their accumulator, as the kernels'
+//! arithmetic does. Float results are the same run to run unless
+//! [`Finish::Atomic`] is chosen with [`Reducer::deterministic`]`(false)`:
+//! every other strategy combines in an order fixed by the launch shape.
 
 use crate::buffer::{DeviceBuffer, DeviceRepr, Scalar};
 use crate::context::{Context, LaunchConfig};
 use crate::error::{Error, Result};
 use gpuprim_kernels::ops::{self as kops};
 use gpuprim_kernels::reduce::block::{finish_smem, mode};
-use gpuprim_kernels::reduce::reduction::{Arg, Dot, Indexed, Largest, Plain, Reduction, Smallest, SumAbs, SumSquares};
+use gpuprim_kernels::reduce::reduction::{Arg, Dot, Extreme, Largest, Plain, Reduction, Smallest, SumAbs, SumSquares};
 
 /// The reduction kernels, in the order the lectures introduce them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -132,11 +183,15 @@ impl Finish {
     pub const ALL: [Finish; 4] = [Finish::Relaunch, Finish::Host, Finish::Atomic, Finish::LastBlock];
 }
 
-/// Block sizes the kernels are instantiated for (`sum`: all of them; the
-/// other operators: 256).
+/// Block sizes the kernels are instantiated for: every operator and
+/// element type with [`ReduceAlgorithm::Vectorized`] (the default); `sum`
+/// with every algorithm. The lecture variants 1-8 run the other operators
+/// at [`DEFAULT_BLOCK`] threads only.
 pub const BLOCK_SIZES: [u32; 6] = [32, 64, 128, 256, 512, 1024];
 /// Threads per block of the default reduction.
 pub const DEFAULT_BLOCK: u32 = 256;
+/// What `argmin_into` and `argmax_into` write for empty input.
+pub const NO_INDEX: u64 = u64::MAX;
 /// Bytes reserved at the start of temporary storage for the counter.
 const COUNTER_BYTES: usize = 256;
 /// Largest grid a launch may have.
@@ -190,6 +245,37 @@ impl Op {
     }
 }
 
+/// The kernels of one reduction: the operator, the input's type name and
+/// the type name of its partials (the accumulator's; the 8-byte value
+/// type for argmin/argmax, whose partial kernels are shared by all types
+/// of the same kind).
+#[derive(Clone, Copy, Debug)]
+struct Kernels {
+    op: Op,
+    input: &'static str,
+    partials: &'static str,
+}
+
+impl Kernels {
+    /// A reduction whose partials are its accumulators, of type `A`.
+    fn of<T: DeviceRepr, A: DeviceRepr>(op: Op) -> Self {
+        Kernels { op, input: T::NAME, partials: A::NAME }
+    }
+}
+
+/// What happens to the accumulator once the grid is reduced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Post {
+    /// It is the result, in `out[0]`.
+    None,
+    /// `out[0] = sqrt(out[0] / divisor)` on the device (0 for divisor 0):
+    /// the L2 norm (divisor 1) and the root mean square (divisor n).
+    SqrtMean { divisor: u64 },
+    /// The accumulator (value and index) goes to temporary storage, and
+    /// its index, fixed up for empty and all-NaN input, to `out[0]`.
+    ArgIndex,
+}
+
 /// Reusable temporary storage for reductions: partials and a counter.
 /// Make one with [`Reducer::temp`] (sized for an input length) and pass it
 /// to the `*_with_temp` calls, so repeated reductions allocate nothing.
@@ -229,7 +315,8 @@ impl Context {
         }
     }
 
-    /// Sum of all elements (`0` for empty input; integers wrap).
+    /// Sum of all elements (`0` for empty input; integers wrap), in
+    /// `T::Acc` (see the [module docs](crate::reduce)).
     ///
     /// ```
     /// # fn main() -> gpuprim::Result<()> {
@@ -239,7 +326,10 @@ impl Context {
     /// assert_eq!(ctx.sum(&[1u32, 2, 3][..])?, 6); // host slices work too
     /// # Ok(()) }
     /// ```
-    pub fn sum<T: Scalar>(&self, x: impl Input<T>) -> Result<T> {
+    pub fn sum<T: Scalar>(&self, x: impl Input<T>) -> Result<T::Acc>
+    where
+        T::Acc: DeviceRepr,
+    {
         self.reducer().sum(x)
     }
     /// Stream-ordered sum into `out[0]`, left in device memory.
@@ -253,17 +343,40 @@ impl Context {
     /// assert_eq!(out.to_vec()?, vec![7]);
     /// # Ok(()) }
     /// ```
-    pub fn sum_into<T: Scalar>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<T>) -> Result<()> {
+    pub fn sum_into<T: Scalar>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<T::Acc>) -> Result<()>
+    where
+        T::Acc: DeviceRepr,
+    {
         self.reducer().sum_into(x, out)
     }
-    /// Product of all elements (`1` for empty input; integers wrap).
+    /// Product of all elements (`1` for empty input; integers wrap), in
+    /// `T::Acc`.
     ///
     /// ```
     /// # let ctx = gpuprim::Context::new().unwrap();
     /// assert_eq!(ctx.product(&[2i64, 3, 7][..]).unwrap(), 42);
+    /// assert_eq!(ctx.product(&[100u8, 100, 100][..]).unwrap(), 1_000_000u64);
     /// ```
-    pub fn product<T: Scalar>(&self, x: impl Input<T>) -> Result<T> {
+    pub fn product<T: Scalar>(&self, x: impl Input<T>) -> Result<T::Acc>
+    where
+        T::Acc: DeviceRepr,
+    {
         self.reducer().product(x)
+    }
+    /// Stream-ordered [`product`](Context::product) into `out[0]`.
+    ///
+    /// ```
+    /// # let ctx = gpuprim::Context::new().unwrap();
+    /// let x = ctx.upload(&[2i16, -3, 7]).unwrap();
+    /// let mut out = ctx.alloc::<i64>(1).unwrap();
+    /// ctx.product_into(&x, &mut out).unwrap();
+    /// assert_eq!(out.to_vec().unwrap(), [-42]);
+    /// ```
+    pub fn product_into<T: Scalar>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<T::Acc>) -> Result<()>
+    where
+        T::Acc: DeviceRepr,
+    {
+        self.reducer().product_into(x, out)
     }
     /// Smallest element (the type's largest value, `+inf` for floats, for
     /// empty input). NaNs are ignored.
@@ -275,6 +388,18 @@ impl Context {
     pub fn min<T: Scalar>(&self, x: impl Input<T>) -> Result<T> {
         self.reducer().min(x)
     }
+    /// Stream-ordered [`min`](Context::min) into `out[0]`.
+    ///
+    /// ```
+    /// # let ctx = gpuprim::Context::new().unwrap();
+    /// let x = ctx.upload(&[4u8, 12, 9]).unwrap();
+    /// let mut out = ctx.alloc::<u8>(1).unwrap();
+    /// ctx.min_into(&x, &mut out).unwrap();
+    /// assert_eq!(out.to_vec().unwrap(), [4]);
+    /// ```
+    pub fn min_into<T: Scalar>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<T>) -> Result<()> {
+        self.reducer().min_into(x, out)
+    }
     /// Largest element (the type's smallest value, `-inf`, for empty
     /// input). NaNs are ignored.
     ///
@@ -285,41 +410,188 @@ impl Context {
     pub fn max<T: Scalar>(&self, x: impl Input<T>) -> Result<T> {
         self.reducer().max(x)
     }
-    /// Dot product `sum x[i] * y[i]`; the lengths must match.
+    /// Stream-ordered [`max`](Context::max) into `out[0]`.
+    ///
+    /// ```
+    /// # let ctx = gpuprim::Context::new().unwrap();
+    /// let x = ctx.upload(&[4i64, 12, 9]).unwrap();
+    /// let mut out = ctx.alloc::<i64>(1).unwrap();
+    /// ctx.max_into(&x, &mut out).unwrap();
+    /// assert_eq!(out.to_vec().unwrap(), [12]);
+    /// ```
+    pub fn max_into<T: Scalar>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<T>) -> Result<()> {
+        self.reducer().max_into(x, out)
+    }
+    /// Stream-ordered bitwise and into `out[0]` (all ones for empty input);
+    /// see [`Reducer::and`].
+    ///
+    /// ```
+    /// # let ctx = gpuprim::Context::new().unwrap();
+    /// let x = ctx.upload(&[0b1110u16, 0b0111]).unwrap();
+    /// let mut out = ctx.alloc::<u16>(1).unwrap();
+    /// ctx.and_into(&x, &mut out).unwrap();
+    /// assert_eq!(out.to_vec().unwrap(), [0b0110]);
+    /// ```
+    pub fn and_into<T: Scalar + kops::Integer>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<T>) -> Result<()> {
+        self.reducer().and_into(x, out)
+    }
+    /// Stream-ordered bitwise or into `out[0]` (zero for empty input).
+    ///
+    /// ```
+    /// # let ctx = gpuprim::Context::new().unwrap();
+    /// let x = ctx.upload(&[0b1000u32, 0b0001]).unwrap();
+    /// let mut out = ctx.alloc::<u32>(1).unwrap();
+    /// ctx.or_into(&x, &mut out).unwrap();
+    /// assert_eq!(out.to_vec().unwrap(), [0b1001]);
+    /// ```
+    pub fn or_into<T: Scalar + kops::Integer>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<T>) -> Result<()> {
+        self.reducer().or_into(x, out)
+    }
+    /// Stream-ordered bitwise xor into `out[0]` (zero for empty input).
+    ///
+    /// ```
+    /// # let ctx = gpuprim::Context::new().unwrap();
+    /// let x = ctx.upload(&[0b1100i8, 0b1010]).unwrap();
+    /// let mut out = ctx.alloc::<i8>(1).unwrap();
+    /// ctx.xor_into(&x, &mut out).unwrap();
+    /// assert_eq!(out.to_vec().unwrap(), [0b0110]);
+    /// ```
+    pub fn xor_into<T: Scalar + kops::Integer>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<T>) -> Result<()> {
+        self.reducer().xor_into(x, out)
+    }
+    /// Dot product `sum x[i] * y[i]` in `T::Acc` (both factors widened
+    /// first); the lengths must match.
     ///
     /// ```
     /// # let ctx = gpuprim::Context::new().unwrap();
     /// assert_eq!(ctx.dot(&[1.0f32, 2.0][..], &[3.0f32, 4.0][..]).unwrap(), 11.0);
     /// ```
-    pub fn dot<T: Scalar>(&self, x: impl Input<T>, y: impl Input<T>) -> Result<T> {
+    pub fn dot<T: Scalar>(&self, x: impl Input<T>, y: impl Input<T>) -> Result<T::Acc>
+    where
+        T::Acc: DeviceRepr,
+    {
         self.reducer().dot(x, y)
     }
-    /// Euclidean norm `sqrt(sum x^2)`.
+    /// Stream-ordered [`dot`](Context::dot) into `out[0]`.
+    ///
+    /// ```
+    /// # let ctx = gpuprim::Context::new().unwrap();
+    /// let x = ctx.upload(&[100i8, -100]).unwrap();
+    /// let mut out = ctx.alloc::<i64>(1).unwrap();
+    /// ctx.dot_into(&x, &x, &mut out).unwrap();
+    /// assert_eq!(out.to_vec().unwrap(), [20_000]);
+    /// ```
+    pub fn dot_into<T: Scalar>(
+        &self,
+        x: &DeviceBuffer<T>,
+        y: &DeviceBuffer<T>,
+        out: &mut DeviceBuffer<T::Acc>,
+    ) -> Result<()>
+    where
+        T::Acc: DeviceRepr,
+    {
+        self.reducer().dot_into(x, y, out)
+    }
+    /// Euclidean norm `sqrt(sum x^2)`, in `T::Acc`.
     ///
     /// ```
     /// # let ctx = gpuprim::Context::new().unwrap();
     /// assert_eq!(ctx.norm2(&[3.0f64, 4.0][..]).unwrap(), 5.0);
     /// ```
-    pub fn norm2<T: Float>(&self, x: impl Input<T>) -> Result<T> {
+    pub fn norm2<T: Float>(&self, x: impl Input<T>) -> Result<T::Acc>
+    where
+        T::Acc: DeviceRepr,
+    {
         self.reducer().norm2(x)
     }
-    /// L1 norm `sum |x|`.
+    /// Stream-ordered [`norm2`](Context::norm2) into `out[0]`: the square
+    /// root is taken on the device.
+    ///
+    /// ```
+    /// # let ctx = gpuprim::Context::new().unwrap();
+    /// let x = ctx.upload(&[3.0f32, 4.0]).unwrap();
+    /// let mut out = ctx.alloc::<f32>(1).unwrap();
+    /// ctx.norm2_into(&x, &mut out).unwrap();
+    /// assert_eq!(out.to_vec().unwrap(), [5.0]);
+    /// ```
+    pub fn norm2_into<T: Float>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<T::Acc>) -> Result<()>
+    where
+        T::Acc: DeviceRepr,
+    {
+        self.reducer().norm2_into(x, out)
+    }
+    /// L1 norm `sum |x|`, in `T::Acc`.
     ///
     /// ```
     /// # let ctx = gpuprim::Context::new().unwrap();
     /// assert_eq!(ctx.norm1(&[3.0f32, -4.0][..]).unwrap(), 7.0);
     /// ```
-    pub fn norm1<T: Float>(&self, x: impl Input<T>) -> Result<T> {
+    pub fn norm1<T: Float>(&self, x: impl Input<T>) -> Result<T::Acc>
+    where
+        T::Acc: DeviceRepr,
+    {
         self.reducer().norm1(x)
     }
-    /// Root mean square `sqrt(sum x^2 / n)` (`0` for empty input).
+    /// Stream-ordered [`norm1`](Context::norm1) into `out[0]`.
+    ///
+    /// ```
+    /// # let ctx = gpuprim::Context::new().unwrap();
+    /// use gpuprim::half::bf16;
+    /// let x = ctx.upload(&[bf16::from_f32(-1.5), bf16::from_f32(2.0)]).unwrap();
+    /// let mut out = ctx.alloc::<f32>(1).unwrap();
+    /// ctx.norm1_into(&x, &mut out).unwrap();
+    /// assert_eq!(out.to_vec().unwrap(), [3.5]);
+    /// ```
+    pub fn norm1_into<T: Float>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<T::Acc>) -> Result<()>
+    where
+        T::Acc: DeviceRepr,
+    {
+        self.reducer().norm1_into(x, out)
+    }
+    /// Stream-ordered sum of squares into `out[0]`; see
+    /// [`Reducer::sum_squares`].
+    ///
+    /// ```
+    /// # let ctx = gpuprim::Context::new().unwrap();
+    /// let x = ctx.upload(&[1u16, 2, 3]).unwrap();
+    /// let mut out = ctx.alloc::<u64>(1).unwrap();
+    /// ctx.sum_squares_into(&x, &mut out).unwrap();
+    /// assert_eq!(out.to_vec().unwrap(), [14]);
+    /// ```
+    pub fn sum_squares_into<T: Scalar>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<T::Acc>) -> Result<()>
+    where
+        T::Acc: DeviceRepr,
+    {
+        self.reducer().sum_squares_into(x, out)
+    }
+    /// Root mean square `sqrt(sum x^2 / n)` (`0` for empty input), in
+    /// `T::Acc`.
     ///
     /// ```
     /// # let ctx = gpuprim::Context::new().unwrap();
     /// assert_eq!(ctx.rms(&[1.0f64, 7.0][..]).unwrap(), 5.0);
     /// ```
-    pub fn rms<T: Float>(&self, x: impl Input<T>) -> Result<T> {
+    pub fn rms<T: Float>(&self, x: impl Input<T>) -> Result<T::Acc>
+    where
+        T::Acc: DeviceRepr,
+    {
         self.reducer().rms(x)
+    }
+    /// Stream-ordered [`rms`](Context::rms) into `out[0]`: the division and
+    /// the square root are taken on the device.
+    ///
+    /// ```
+    /// # let ctx = gpuprim::Context::new().unwrap();
+    /// let x = ctx.upload(&[1.0f64, 7.0]).unwrap();
+    /// let mut out = ctx.alloc::<f64>(1).unwrap();
+    /// ctx.rms_into(&x, &mut out).unwrap();
+    /// assert_eq!(out.to_vec().unwrap(), [5.0]);
+    /// ```
+    pub fn rms_into<T: Float>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<T::Acc>) -> Result<()>
+    where
+        T::Acc: DeviceRepr,
+    {
+        self.reducer().rms_into(x, out)
     }
     /// Index and value of the first smallest element; `None` for empty
     /// input. NaNs never win, unless all elements are NaN (then index 0).
@@ -331,6 +603,23 @@ impl Context {
     pub fn argmin<T: Scalar>(&self, x: impl Input<T>) -> Result<Option<(usize, T)>> {
         self.reducer().argmin(x)
     }
+    /// Stream-ordered [`argmin`](Context::argmin): the index of the first
+    /// smallest element into `out[0]`, as a `u64`; [`NO_INDEX`] for empty
+    /// input, `0` when every element is NaN. The value can be gathered
+    /// from `x` at that index.
+    ///
+    /// ```
+    /// # let ctx = gpuprim::Context::new().unwrap();
+    /// let x = ctx.upload(&[5i32, -1, 3, -1]).unwrap();
+    /// let mut out = ctx.alloc::<u64>(1).unwrap();
+    /// ctx.argmin_into(&x, &mut out).unwrap();
+    /// assert_eq!(out.to_vec().unwrap(), [1]);
+    /// ctx.argmin_into(&ctx.alloc::<i32>(0).unwrap(), &mut out).unwrap();
+    /// assert_eq!(out.to_vec().unwrap(), [gpuprim::reduce::NO_INDEX]);
+    /// ```
+    pub fn argmin_into<T: Scalar>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<u64>) -> Result<()> {
+        self.reducer().argmin_into(x, out)
+    }
     /// Index and value of the first largest element; `None` for empty
     /// input. NaNs never win, unless all elements are NaN (then index 0).
     ///
@@ -341,22 +630,61 @@ impl Context {
     pub fn argmax<T: Scalar>(&self, x: impl Input<T>) -> Result<Option<(usize, T)>> {
         self.reducer().argmax(x)
     }
+    /// Stream-ordered [`argmax`](Context::argmax); the output as for
+    /// [`argmin_into`](Context::argmin_into).
+    ///
+    /// ```
+    /// # let ctx = gpuprim::Context::new().unwrap();
+    /// use gpuprim::half::f16;
+    /// let x = ctx.upload(&[f16::from_f32(5.0), f16::NAN, f16::from_f32(9.0), f16::from_f32(9.0)]).unwrap();
+    /// let mut out = ctx.alloc::<u64>(1).unwrap();
+    /// ctx.argmax_into(&x, &mut out).unwrap();
+    /// assert_eq!(out.to_vec().unwrap(), [2]);
+    /// ```
+    pub fn argmax_into<T: Scalar>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<u64>) -> Result<()> {
+        self.reducer().argmax_into(x, out)
+    }
+    /// Stream-ordered [`Reducer::reduce_by`] into `out[0]`.
+    ///
+    /// ```
+    /// # let ctx = gpuprim::Context::new().unwrap();
+    /// use gpuprim::reduce::{Max, Sum};
+    /// let x = ctx.upload(&[3u8, 250, 12]).unwrap();
+    /// let mut top = ctx.alloc::<u8>(1).unwrap();
+    /// ctx.reduce_by_into::<u8, Max>(&x, &mut top).unwrap();
+    /// assert_eq!(top.to_vec().unwrap(), [250]);
+    /// let mut total = ctx.alloc::<u64>(1).unwrap();
+    /// ctx.reduce_by_into::<u8, Sum>(&x, &mut total).unwrap();
+    /// assert_eq!(total.to_vec().unwrap(), [265]);
+    /// ```
+    pub fn reduce_by_into<T: Scalar, Op: ReduceOp<T>>(
+        &self,
+        x: &DeviceBuffer<T>,
+        out: &mut DeviceBuffer<Op::Acc>,
+    ) -> Result<()>
+    where
+        Op::Acc: DeviceRepr,
+    {
+        self.reducer().reduce_by_into::<T, Op>(x, out)
+    }
 }
 
-pub use gpuprim_kernels::ops::{BitAnd, BitOr, BitXor, Integer, Max, Min, Monoid, Product, Sum};
+pub use gpuprim_kernels::ops::{Accumulate, BitAnd, BitOr, BitXor, Integer, Max, Min, Monoid, Product, Sum};
 
 /// An operator the reduction kernels are instantiated for: an associative,
-/// commutative [`Monoid`] and the name its kernels carry
+/// commutative [`Monoid`] on its accumulator type, how elements of `T`
+/// enter it ([`Accumulate`]), and the name its kernels carry
 /// (`reduce_<variant>_<NAME>_<type>_b<block>`).
 ///
 /// Kernels are compiled to PTX ahead of time, so a new operator needs two
-/// steps: implement [`Monoid`] for it in the kernels crate (on the GPU it
-/// runs as device code) and add it to the `entries!` list in
-/// `kernels/src/reduce/mod.rs` (as `Plain<T, YourOp>`, with the types and
-/// block sizes you want); then implement this trait with the same name and
-/// call [`Reducer::reduce_by`]. An operator without kernels gives
-/// [`Error::UnknownKernel`].
-pub trait ReduceOp<T>: Monoid<T> {
+/// steps: implement [`Monoid`] and [`Accumulate`] for it in the kernels
+/// crate (on the GPU it runs as device code; `type Acc = T` and an
+/// identity `lift` reduce in the element type) and add it to the
+/// `entries!` list in `kernels/src/reduce/mod.rs` (as `Plain<T, YourOp>`,
+/// with the types and block sizes you want); then implement this trait
+/// with the same name and call [`Reducer::reduce_by`]. An operator without
+/// kernels gives [`Error::UnknownKernel`] before anything is launched.
+pub trait ReduceOp<T: kops::Element>: Accumulate<T> {
     /// The operator's part of the kernel names.
     const NAME: &'static str;
 }
@@ -375,7 +703,8 @@ reduce_op!(BitAnd, "and", Integer);
 reduce_op!(BitOr, "or", Integer);
 reduce_op!(BitXor, "xor", Integer);
 
-/// Float element types (`f32`, `f64`), for norms.
+/// Float element types (`f32`, `f64`, and `f16`, `bf16` from the `half`
+/// crate, which accumulate in `f32`), for norms.
 pub trait Float: Scalar {
     fn sqrt(self) -> Self;
     fn div(self, o: Self) -> Self;
@@ -403,6 +732,23 @@ impl Float for f64 {
         n as f64
     }
 }
+macro_rules! half_float {
+    ($($t:ident),*) => {$(
+        /// Computed in `f32`, rounded once to the type.
+        impl Float for half::$t {
+            fn sqrt(self) -> Self {
+                half::$t::from_f32(self.to_f32().sqrt())
+            }
+            fn div(self, o: Self) -> Self {
+                half::$t::from_f32(self.to_f32() / o.to_f32())
+            }
+            fn from_usize(n: usize) -> Self {
+                half::$t::from_f32(n as f32)
+            }
+        }
+    )*};
+}
+half_float!(f16, bf16);
 
 /// An input of a reduction: a device buffer, or a host slice (copied to
 /// the device first).
@@ -426,10 +772,8 @@ impl<T: DeviceRepr> Input<T> for &Vec<T> {
     }
 }
 
-/// One pass of the plan: which kernel, on how many elements, in how many
-/// blocks.
+/// One pass of the plan: on how many elements, in how many blocks.
 struct Pass {
-    op: &'static str,
     n: u64,
     grid: u32,
 }
@@ -448,7 +792,9 @@ impl<'c> Reducer<'c> {
         self
     }
     /// Threads per block: a power of two in 32 ..= 1024 (default 256).
-    /// `sum` has every size; the other operators 256.
+    /// The default algorithm has every size for every operator; the
+    /// lecture variants 1-8 have every size for `sum` and 256 for the other
+    /// operators (any other gives [`Error::UnsupportedBlockSize`]).
     ///
     /// ```
     /// # let ctx = gpuprim::Context::new().unwrap();
@@ -500,112 +846,22 @@ impl<'c> Reducer<'c> {
     }
 
     /// Sum; see [`Context::sum`].
-    pub fn sum<T: Scalar>(&self, x: impl Input<T>) -> Result<T> {
-        self.scalar::<Plain<T, kops::Sum>>(Op::Sum, x, None)
+    pub fn sum<T: Scalar>(&self, x: impl Input<T>) -> Result<T::Acc>
+    where
+        T::Acc: DeviceRepr,
+    {
+        self.value::<Plain<T, kops::Sum>>(Kernels::of::<T, T::Acc>(Op::Sum), x, None, Post::None)
     }
-    /// Product; see [`Context::product`].
-    pub fn product<T: Scalar>(&self, x: impl Input<T>) -> Result<T> {
-        self.scalar::<Plain<T, kops::Product>>(Op::Product, x, None)
+    /// Stream-ordered sum into `out[0]`; see [`Context::sum_into`].
+    pub fn sum_into<T: Scalar>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<T::Acc>) -> Result<()>
+    where
+        T::Acc: DeviceRepr,
+    {
+        self.reduce::<Plain<T, kops::Sum>, _>(Kernels::of::<T, T::Acc>(Op::Sum), x, None, out, None, Post::None)
     }
-    /// Minimum; see [`Context::min`].
-    pub fn min<T: Scalar>(&self, x: impl Input<T>) -> Result<T> {
-        self.scalar::<Plain<T, kops::Min>>(Op::Min, x, None)
-    }
-    /// Maximum; see [`Context::max`].
-    pub fn max<T: Scalar>(&self, x: impl Input<T>) -> Result<T> {
-        self.scalar::<Plain<T, kops::Max>>(Op::Max, x, None)
-    }
-    /// Reduce with any operator the kernels are instantiated for, named by
-    /// its type: the built-in monoids, or one of your own (see
-    /// [`ReduceOp`]).
-    ///
-    /// ```
-    /// # let ctx = gpuprim::Context::new().unwrap();
-    /// use gpuprim::reduce::{Max, Sum};
-    /// let x = ctx.upload(&[3i32, -7, 12]).unwrap();
-    /// assert_eq!(ctx.reducer().reduce_by::<i32, Max>(&x).unwrap(), 12);
-    /// assert_eq!(ctx.reducer().reduce_by::<i32, Sum>(&x).unwrap(), 8);
-    /// ```
-    pub fn reduce_by<T: Scalar, Op: ReduceOp<T>>(&self, x: impl Input<T>) -> Result<T> {
-        self.scalar::<Plain<T, Op>>(self::Op::Custom(Op::NAME), x, None)
-    }
-
-    /// Bitwise and of all elements (all ones for empty input).
-    ///
-    /// ```
-    /// # let ctx = gpuprim::Context::new().unwrap();
-    /// assert_eq!(ctx.reducer().and(&[0b1110u32, 0b0111][..]).unwrap(), 0b0110);
-    /// ```
-    pub fn and<T: Scalar + Integer>(&self, x: impl Input<T>) -> Result<T> {
-        self.scalar::<Plain<T, kops::BitAnd>>(Op::And, x, None)
-    }
-    /// Bitwise or of all elements (zero for empty input).
-    ///
-    /// ```
-    /// # let ctx = gpuprim::Context::new().unwrap();
-    /// assert_eq!(ctx.reducer().or(&[0b1000u64, 0b0001][..]).unwrap(), 0b1001);
-    /// ```
-    pub fn or<T: Scalar + Integer>(&self, x: impl Input<T>) -> Result<T> {
-        self.scalar::<Plain<T, kops::BitOr>>(Op::Or, x, None)
-    }
-    /// Bitwise xor of all elements (zero for empty input).
-    ///
-    /// ```
-    /// # let ctx = gpuprim::Context::new().unwrap();
-    /// assert_eq!(ctx.reducer().xor(&[0b1100i32, 0b1010][..]).unwrap(), 0b0110);
-    /// ```
-    pub fn xor<T: Scalar + Integer>(&self, x: impl Input<T>) -> Result<T> {
-        self.scalar::<Plain<T, kops::BitXor>>(Op::Xor, x, None)
-    }
-    /// Dot product; see [`Context::dot`].
-    pub fn dot<T: Scalar>(&self, x: impl Input<T>, y: impl Input<T>) -> Result<T> {
-        let mut slot = None;
-        let y = y.device(self.ctx, &mut slot)?;
-        self.scalar::<Dot<T>>(Op::Dot, x, Some(y))
-    }
-    /// L1 norm; see [`Context::norm1`].
-    pub fn norm1<T: Float>(&self, x: impl Input<T>) -> Result<T> {
-        self.scalar::<SumAbs<T>>(Op::SumAbs, x, None)
-    }
-    /// Sum of squares `sum x^2` (any element type; integers wrap).
-    ///
-    /// ```
-    /// # let ctx = gpuprim::Context::new().unwrap();
-    /// assert_eq!(ctx.reducer().sum_squares(&[1i32, 2, 3][..]).unwrap(), 14);
-    /// ```
-    pub fn sum_squares<T: Scalar>(&self, x: impl Input<T>) -> Result<T> {
-        self.scalar::<SumSquares<T>>(Op::SumSquares, x, None)
-    }
-    /// Euclidean norm; see [`Context::norm2`].
-    pub fn norm2<T: Float>(&self, x: impl Input<T>) -> Result<T> {
-        Ok(self.sum_squares(x)?.sqrt())
-    }
-    /// Root mean square; see [`Context::rms`].
-    pub fn rms<T: Float>(&self, x: impl Input<T>) -> Result<T> {
-        let mut slot = None;
-        let x = x.device(self.ctx, &mut slot)?;
-        if x.is_empty() {
-            return Ok(T::ZERO);
-        }
-        let s = self.sum_squares(x)?;
-        Ok(s.div(T::from_usize(x.len())).sqrt())
-    }
-    /// Argmin; see [`Context::argmin`].
-    pub fn argmin<T: Scalar>(&self, x: impl Input<T>) -> Result<Option<(usize, T)>> {
-        self.arg::<T, Smallest>(Op::ArgMin, x)
-    }
-    /// Argmax; see [`Context::argmax`].
-    pub fn argmax<T: Scalar>(&self, x: impl Input<T>) -> Result<Option<(usize, T)>> {
-        self.arg::<T, Largest>(Op::ArgMax, x)
-    }
-
-    /// Stream-ordered sum into `out[0]`.
-    pub fn sum_into<T: Scalar>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<T>) -> Result<()> {
-        self.run_scratch::<Plain<T, kops::Sum>>(Op::Sum, T::NAME, x, None, out)
-    }
-
     /// Stream-ordered sum into `out[0]` using caller-provided temporary
-    /// storage (see [`Reducer::temp`]): allocates nothing.
+    /// storage (see [`Reducer::temp`]): allocates nothing. Every
+    /// `*_with_temp` call works the same way.
     ///
     /// ```
     /// # fn main() -> gpuprim::Result<()> {
@@ -623,10 +879,397 @@ impl<'c> Reducer<'c> {
     pub fn sum_with_temp<T: Scalar>(
         &self,
         x: &DeviceBuffer<T>,
+        out: &mut DeviceBuffer<T::Acc>,
+        temp: &mut ReduceTemp,
+    ) -> Result<()>
+    where
+        T::Acc: DeviceRepr,
+    {
+        self.reduce::<Plain<T, kops::Sum>, _>(Kernels::of::<T, T::Acc>(Op::Sum), x, None, out, Some(temp), Post::None)
+    }
+
+    /// Product; see [`Context::product`].
+    pub fn product<T: Scalar>(&self, x: impl Input<T>) -> Result<T::Acc>
+    where
+        T::Acc: DeviceRepr,
+    {
+        self.value::<Plain<T, kops::Product>>(Kernels::of::<T, T::Acc>(Op::Product), x, None, Post::None)
+    }
+    /// Stream-ordered product into `out[0]`.
+    pub fn product_into<T: Scalar>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<T::Acc>) -> Result<()>
+    where
+        T::Acc: DeviceRepr,
+    {
+        self.reduce::<Plain<T, kops::Product>, _>(Kernels::of::<T, T::Acc>(Op::Product), x, None, out, None, Post::None)
+    }
+    /// [`product_into`](Reducer::product_into) with caller-provided
+    /// temporary storage.
+    pub fn product_with_temp<T: Scalar>(
+        &self,
+        x: &DeviceBuffer<T>,
+        out: &mut DeviceBuffer<T::Acc>,
+        temp: &mut ReduceTemp,
+    ) -> Result<()>
+    where
+        T::Acc: DeviceRepr,
+    {
+        let k = Kernels::of::<T, T::Acc>(Op::Product);
+        self.reduce::<Plain<T, kops::Product>, _>(k, x, None, out, Some(temp), Post::None)
+    }
+
+    /// Minimum; see [`Context::min`].
+    pub fn min<T: Scalar>(&self, x: impl Input<T>) -> Result<T> {
+        self.value::<Plain<T, kops::Min>>(Kernels::of::<T, T>(Op::Min), x, None, Post::None)
+    }
+    /// Stream-ordered minimum into `out[0]`.
+    pub fn min_into<T: Scalar>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<T>) -> Result<()> {
+        self.reduce::<Plain<T, kops::Min>, _>(Kernels::of::<T, T>(Op::Min), x, None, out, None, Post::None)
+    }
+    /// [`min_into`](Reducer::min_into) with caller-provided temporary
+    /// storage.
+    pub fn min_with_temp<T: Scalar>(
+        &self,
+        x: &DeviceBuffer<T>,
         out: &mut DeviceBuffer<T>,
         temp: &mut ReduceTemp,
     ) -> Result<()> {
-        self.run::<Plain<T, kops::Sum>>(Op::Sum, T::NAME, x, None, out, &temp.buf.alloc, temp.buf.len())
+        self.reduce::<Plain<T, kops::Min>, _>(Kernels::of::<T, T>(Op::Min), x, None, out, Some(temp), Post::None)
+    }
+
+    /// Maximum; see [`Context::max`].
+    pub fn max<T: Scalar>(&self, x: impl Input<T>) -> Result<T> {
+        self.value::<Plain<T, kops::Max>>(Kernels::of::<T, T>(Op::Max), x, None, Post::None)
+    }
+    /// Stream-ordered maximum into `out[0]`.
+    pub fn max_into<T: Scalar>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<T>) -> Result<()> {
+        self.reduce::<Plain<T, kops::Max>, _>(Kernels::of::<T, T>(Op::Max), x, None, out, None, Post::None)
+    }
+    /// [`max_into`](Reducer::max_into) with caller-provided temporary
+    /// storage.
+    pub fn max_with_temp<T: Scalar>(
+        &self,
+        x: &DeviceBuffer<T>,
+        out: &mut DeviceBuffer<T>,
+        temp: &mut ReduceTemp,
+    ) -> Result<()> {
+        self.reduce::<Plain<T, kops::Max>, _>(Kernels::of::<T, T>(Op::Max), x, None, out, Some(temp), Post::None)
+    }
+
+    /// Reduce with any operator the kernels are instantiated for, named by
+    /// its type: the built-in monoids, or one of your own (see
+    /// [`ReduceOp`]). The result is in the operator's accumulator type
+    /// (`Op::Acc`: `T::Acc` for [`Sum`] and [`Product`], `T` for the others).
+    ///
+    /// ```
+    /// # let ctx = gpuprim::Context::new().unwrap();
+    /// use gpuprim::reduce::{Max, Sum};
+    /// let x = ctx.upload(&[3i32, -7, 12]).unwrap();
+    /// assert_eq!(ctx.reducer().reduce_by::<i32, Max>(&x).unwrap(), 12);
+    /// assert_eq!(ctx.reducer().reduce_by::<i32, Sum>(&x).unwrap(), 8);
+    /// ```
+    pub fn reduce_by<T: Scalar, Op: ReduceOp<T>>(&self, x: impl Input<T>) -> Result<Op::Acc>
+    where
+        Op::Acc: DeviceRepr,
+    {
+        self.value::<Plain<T, Op>>(Kernels::of::<T, Op::Acc>(self::Op::Custom(Op::NAME)), x, None, Post::None)
+    }
+    /// Stream-ordered [`reduce_by`](Reducer::reduce_by) into `out[0]`.
+    pub fn reduce_by_into<T: Scalar, Op: ReduceOp<T>>(
+        &self,
+        x: &DeviceBuffer<T>,
+        out: &mut DeviceBuffer<Op::Acc>,
+    ) -> Result<()>
+    where
+        Op::Acc: DeviceRepr,
+    {
+        let k = Kernels::of::<T, Op::Acc>(self::Op::Custom(Op::NAME));
+        self.reduce::<Plain<T, Op>, _>(k, x, None, out, None, Post::None)
+    }
+    /// [`reduce_by_into`](Reducer::reduce_by_into) with caller-provided
+    /// temporary storage.
+    pub fn reduce_by_with_temp<T: Scalar, Op: ReduceOp<T>>(
+        &self,
+        x: &DeviceBuffer<T>,
+        out: &mut DeviceBuffer<Op::Acc>,
+        temp: &mut ReduceTemp,
+    ) -> Result<()>
+    where
+        Op::Acc: DeviceRepr,
+    {
+        let k = Kernels::of::<T, Op::Acc>(self::Op::Custom(Op::NAME));
+        self.reduce::<Plain<T, Op>, _>(k, x, None, out, Some(temp), Post::None)
+    }
+
+    /// Bitwise and of all elements (all ones for empty input).
+    ///
+    /// ```
+    /// # let ctx = gpuprim::Context::new().unwrap();
+    /// assert_eq!(ctx.reducer().and(&[0b1110u32, 0b0111][..]).unwrap(), 0b0110);
+    /// ```
+    pub fn and<T: Scalar + Integer>(&self, x: impl Input<T>) -> Result<T> {
+        self.value::<Plain<T, kops::BitAnd>>(Kernels::of::<T, T>(Op::And), x, None, Post::None)
+    }
+    /// Stream-ordered bitwise and into `out[0]`.
+    pub fn and_into<T: Scalar + Integer>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<T>) -> Result<()> {
+        self.reduce::<Plain<T, kops::BitAnd>, _>(Kernels::of::<T, T>(Op::And), x, None, out, None, Post::None)
+    }
+    /// [`and_into`](Reducer::and_into) with caller-provided temporary
+    /// storage.
+    pub fn and_with_temp<T: Scalar + Integer>(
+        &self,
+        x: &DeviceBuffer<T>,
+        out: &mut DeviceBuffer<T>,
+        temp: &mut ReduceTemp,
+    ) -> Result<()> {
+        self.reduce::<Plain<T, kops::BitAnd>, _>(Kernels::of::<T, T>(Op::And), x, None, out, Some(temp), Post::None)
+    }
+    /// Bitwise or of all elements (zero for empty input).
+    ///
+    /// ```
+    /// # let ctx = gpuprim::Context::new().unwrap();
+    /// assert_eq!(ctx.reducer().or(&[0b1000u64, 0b0001][..]).unwrap(), 0b1001);
+    /// ```
+    pub fn or<T: Scalar + Integer>(&self, x: impl Input<T>) -> Result<T> {
+        self.value::<Plain<T, kops::BitOr>>(Kernels::of::<T, T>(Op::Or), x, None, Post::None)
+    }
+    /// Stream-ordered bitwise or into `out[0]`.
+    pub fn or_into<T: Scalar + Integer>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<T>) -> Result<()> {
+        self.reduce::<Plain<T, kops::BitOr>, _>(Kernels::of::<T, T>(Op::Or), x, None, out, None, Post::None)
+    }
+    /// [`or_into`](Reducer::or_into) with caller-provided temporary storage.
+    pub fn or_with_temp<T: Scalar + Integer>(
+        &self,
+        x: &DeviceBuffer<T>,
+        out: &mut DeviceBuffer<T>,
+        temp: &mut ReduceTemp,
+    ) -> Result<()> {
+        self.reduce::<Plain<T, kops::BitOr>, _>(Kernels::of::<T, T>(Op::Or), x, None, out, Some(temp), Post::None)
+    }
+    /// Bitwise xor of all elements (zero for empty input).
+    ///
+    /// ```
+    /// # let ctx = gpuprim::Context::new().unwrap();
+    /// assert_eq!(ctx.reducer().xor(&[0b1100i32, 0b1010][..]).unwrap(), 0b0110);
+    /// ```
+    pub fn xor<T: Scalar + Integer>(&self, x: impl Input<T>) -> Result<T> {
+        self.value::<Plain<T, kops::BitXor>>(Kernels::of::<T, T>(Op::Xor), x, None, Post::None)
+    }
+    /// Stream-ordered bitwise xor into `out[0]`.
+    pub fn xor_into<T: Scalar + Integer>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<T>) -> Result<()> {
+        self.reduce::<Plain<T, kops::BitXor>, _>(Kernels::of::<T, T>(Op::Xor), x, None, out, None, Post::None)
+    }
+    /// [`xor_into`](Reducer::xor_into) with caller-provided temporary
+    /// storage.
+    pub fn xor_with_temp<T: Scalar + Integer>(
+        &self,
+        x: &DeviceBuffer<T>,
+        out: &mut DeviceBuffer<T>,
+        temp: &mut ReduceTemp,
+    ) -> Result<()> {
+        self.reduce::<Plain<T, kops::BitXor>, _>(Kernels::of::<T, T>(Op::Xor), x, None, out, Some(temp), Post::None)
+    }
+
+    /// Dot product; see [`Context::dot`].
+    pub fn dot<T: Scalar>(&self, x: impl Input<T>, y: impl Input<T>) -> Result<T::Acc>
+    where
+        T::Acc: DeviceRepr,
+    {
+        let mut slot = None;
+        let y = y.device(self.ctx, &mut slot)?;
+        self.value::<Dot<T>>(Kernels::of::<T, T::Acc>(Op::Dot), x, Some(y), Post::None)
+    }
+    /// Stream-ordered dot product into `out[0]`; the lengths must match.
+    pub fn dot_into<T: Scalar>(
+        &self,
+        x: &DeviceBuffer<T>,
+        y: &DeviceBuffer<T>,
+        out: &mut DeviceBuffer<T::Acc>,
+    ) -> Result<()>
+    where
+        T::Acc: DeviceRepr,
+    {
+        self.reduce::<Dot<T>, _>(Kernels::of::<T, T::Acc>(Op::Dot), x, Some(y), out, None, Post::None)
+    }
+    /// [`dot_into`](Reducer::dot_into) with caller-provided temporary
+    /// storage.
+    pub fn dot_with_temp<T: Scalar>(
+        &self,
+        x: &DeviceBuffer<T>,
+        y: &DeviceBuffer<T>,
+        out: &mut DeviceBuffer<T::Acc>,
+        temp: &mut ReduceTemp,
+    ) -> Result<()>
+    where
+        T::Acc: DeviceRepr,
+    {
+        self.reduce::<Dot<T>, _>(Kernels::of::<T, T::Acc>(Op::Dot), x, Some(y), out, Some(temp), Post::None)
+    }
+
+    /// L1 norm; see [`Context::norm1`].
+    pub fn norm1<T: Float>(&self, x: impl Input<T>) -> Result<T::Acc>
+    where
+        T::Acc: DeviceRepr,
+    {
+        self.value::<SumAbs<T>>(Kernels::of::<T, T::Acc>(Op::SumAbs), x, None, Post::None)
+    }
+    /// Stream-ordered L1 norm into `out[0]`.
+    pub fn norm1_into<T: Float>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<T::Acc>) -> Result<()>
+    where
+        T::Acc: DeviceRepr,
+    {
+        self.reduce::<SumAbs<T>, _>(Kernels::of::<T, T::Acc>(Op::SumAbs), x, None, out, None, Post::None)
+    }
+    /// [`norm1_into`](Reducer::norm1_into) with caller-provided temporary
+    /// storage.
+    pub fn norm1_with_temp<T: Float>(
+        &self,
+        x: &DeviceBuffer<T>,
+        out: &mut DeviceBuffer<T::Acc>,
+        temp: &mut ReduceTemp,
+    ) -> Result<()>
+    where
+        T::Acc: DeviceRepr,
+    {
+        self.reduce::<SumAbs<T>, _>(Kernels::of::<T, T::Acc>(Op::SumAbs), x, None, out, Some(temp), Post::None)
+    }
+
+    /// Sum of squares `sum x^2` in `T::Acc` (any element type; integers
+    /// wrap at the accumulator's width).
+    ///
+    /// ```
+    /// # let ctx = gpuprim::Context::new().unwrap();
+    /// assert_eq!(ctx.reducer().sum_squares(&[1i32, 2, 3][..]).unwrap(), 14);
+    /// assert_eq!(ctx.reducer().sum_squares(&[-128i8, 127][..]).unwrap(), 32_513i64);
+    /// ```
+    pub fn sum_squares<T: Scalar>(&self, x: impl Input<T>) -> Result<T::Acc>
+    where
+        T::Acc: DeviceRepr,
+    {
+        self.value::<SumSquares<T>>(Kernels::of::<T, T::Acc>(Op::SumSquares), x, None, Post::None)
+    }
+    /// Stream-ordered sum of squares into `out[0]`.
+    pub fn sum_squares_into<T: Scalar>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<T::Acc>) -> Result<()>
+    where
+        T::Acc: DeviceRepr,
+    {
+        self.reduce::<SumSquares<T>, _>(Kernels::of::<T, T::Acc>(Op::SumSquares), x, None, out, None, Post::None)
+    }
+    /// [`sum_squares_into`](Reducer::sum_squares_into) with caller-provided
+    /// temporary storage.
+    pub fn sum_squares_with_temp<T: Scalar>(
+        &self,
+        x: &DeviceBuffer<T>,
+        out: &mut DeviceBuffer<T::Acc>,
+        temp: &mut ReduceTemp,
+    ) -> Result<()>
+    where
+        T::Acc: DeviceRepr,
+    {
+        let k = Kernels::of::<T, T::Acc>(Op::SumSquares);
+        self.reduce::<SumSquares<T>, _>(k, x, None, out, Some(temp), Post::None)
+    }
+
+    /// Euclidean norm; see [`Context::norm2`].
+    pub fn norm2<T: Float>(&self, x: impl Input<T>) -> Result<T::Acc>
+    where
+        T::Acc: DeviceRepr,
+    {
+        let post = Post::SqrtMean { divisor: 1 };
+        self.value::<SumSquares<T>>(Kernels::of::<T, T::Acc>(Op::SumSquares), x, None, post)
+    }
+    /// Stream-ordered Euclidean norm into `out[0]`: the sum of squares,
+    /// then its square root on the device.
+    pub fn norm2_into<T: Float>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<T::Acc>) -> Result<()>
+    where
+        T::Acc: DeviceRepr,
+    {
+        let post = Post::SqrtMean { divisor: 1 };
+        self.reduce::<SumSquares<T>, _>(Kernels::of::<T, T::Acc>(Op::SumSquares), x, None, out, None, post)
+    }
+    /// [`norm2_into`](Reducer::norm2_into) with caller-provided temporary
+    /// storage.
+    pub fn norm2_with_temp<T: Float>(
+        &self,
+        x: &DeviceBuffer<T>,
+        out: &mut DeviceBuffer<T::Acc>,
+        temp: &mut ReduceTemp,
+    ) -> Result<()>
+    where
+        T::Acc: DeviceRepr,
+    {
+        let post = Post::SqrtMean { divisor: 1 };
+        self.reduce::<SumSquares<T>, _>(Kernels::of::<T, T::Acc>(Op::SumSquares), x, None, out, Some(temp), post)
+    }
+
+    /// Root mean square; see [`Context::rms`].
+    pub fn rms<T: Float>(&self, x: impl Input<T>) -> Result<T::Acc>
+    where
+        T::Acc: DeviceRepr,
+    {
+        let mut slot = None;
+        let x = x.device(self.ctx, &mut slot)?;
+        let post = Post::SqrtMean { divisor: x.len() as u64 };
+        self.value::<SumSquares<T>>(Kernels::of::<T, T::Acc>(Op::SumSquares), x, None, post)
+    }
+    /// Stream-ordered root mean square into `out[0]` (`0` for empty
+    /// input): the sum of squares, then `sqrt(s / n)` on the device.
+    pub fn rms_into<T: Float>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<T::Acc>) -> Result<()>
+    where
+        T::Acc: DeviceRepr,
+    {
+        let post = Post::SqrtMean { divisor: x.len() as u64 };
+        self.reduce::<SumSquares<T>, _>(Kernels::of::<T, T::Acc>(Op::SumSquares), x, None, out, None, post)
+    }
+    /// [`rms_into`](Reducer::rms_into) with caller-provided temporary
+    /// storage.
+    pub fn rms_with_temp<T: Float>(
+        &self,
+        x: &DeviceBuffer<T>,
+        out: &mut DeviceBuffer<T::Acc>,
+        temp: &mut ReduceTemp,
+    ) -> Result<()>
+    where
+        T::Acc: DeviceRepr,
+    {
+        let post = Post::SqrtMean { divisor: x.len() as u64 };
+        self.reduce::<SumSquares<T>, _>(Kernels::of::<T, T::Acc>(Op::SumSquares), x, None, out, Some(temp), post)
+    }
+
+    /// Argmin; see [`Context::argmin`].
+    pub fn argmin<T: Scalar>(&self, x: impl Input<T>) -> Result<Option<(usize, T)>> {
+        self.arg::<T, Smallest>(Op::ArgMin, x)
+    }
+    /// Stream-ordered argmin into `out[0]`; see [`Context::argmin_into`].
+    pub fn argmin_into<T: Scalar>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<u64>) -> Result<()> {
+        self.arg_into::<T, Smallest>(Op::ArgMin, x, out, None)
+    }
+    /// [`argmin_into`](Reducer::argmin_into) with caller-provided temporary
+    /// storage.
+    pub fn argmin_with_temp<T: Scalar>(
+        &self,
+        x: &DeviceBuffer<T>,
+        out: &mut DeviceBuffer<u64>,
+        temp: &mut ReduceTemp,
+    ) -> Result<()> {
+        self.arg_into::<T, Smallest>(Op::ArgMin, x, out, Some(temp))
+    }
+    /// Argmax; see [`Context::argmax`].
+    pub fn argmax<T: Scalar>(&self, x: impl Input<T>) -> Result<Option<(usize, T)>> {
+        self.arg::<T, Largest>(Op::ArgMax, x)
+    }
+    /// Stream-ordered argmax into `out[0]`; see [`Context::argmax_into`].
+    pub fn argmax_into<T: Scalar>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<u64>) -> Result<()> {
+        self.arg_into::<T, Largest>(Op::ArgMax, x, out, None)
+    }
+    /// [`argmax_into`](Reducer::argmax_into) with caller-provided temporary
+    /// storage.
+    pub fn argmax_with_temp<T: Scalar>(
+        &self,
+        x: &DeviceBuffer<T>,
+        out: &mut DeviceBuffer<u64>,
+        temp: &mut ReduceTemp,
+    ) -> Result<()> {
+        self.arg_into::<T, Largest>(Op::ArgMax, x, out, Some(temp))
     }
 
     /// Bytes of temporary storage a reduction of `len` elements of `T`
@@ -639,8 +1282,8 @@ impl<'c> Reducer<'c> {
     /// ```
     pub fn temp_bytes<T: Scalar>(&self, len: usize) -> Result<usize> {
         // Every accumulator gets a 16-byte slot (argmin/argmax need that),
-        // and every operator has the same launch shape: plan the sum's.
-        Ok(self.layout::<Indexed<T::Wide>>(&self.plan(Op::Sum, len as u64)?).2)
+        // and every operator on `T` has the same launch shape.
+        Ok(Layout::of(&self.plan(len as u64, std::mem::size_of::<T>())?).end)
     }
 
     /// Temporary storage for reductions of up to `len` elements of `T`.
@@ -651,51 +1294,31 @@ impl<'c> Reducer<'c> {
         Ok(ReduceTemp { buf })
     }
 
-    /// [`Reducer::run`] with the context's reusable scratch storage.
-    fn run_scratch<R>(
+    /// The argmin/argmax path of every form.
+    fn arg_into<T: Scalar, E: Extreme>(
         &self,
         op: Op,
-        tname: &str,
-        x: &DeviceBuffer<R::In>,
-        y: Option<&DeviceBuffer<R::In>>,
-        out: &mut DeviceBuffer<R::Acc>,
-    ) -> Result<()>
-    where
-        R: Reduction,
-        R::In: DeviceRepr,
-        R::Acc: DeviceRepr,
-    {
-        let bytes = self.layout::<R::Acc>(&self.plan(op, x.len() as u64)?).2;
-        self.ctx.inner.with_scratch(bytes, |a| self.run::<R>(op, tname, x, y, out, a, bytes))
+        x: &DeviceBuffer<T>,
+        out: &mut DeviceBuffer<u64>,
+        temp: Option<&mut ReduceTemp>,
+    ) -> Result<()> {
+        // The partials hold the value widened to 8 bytes: their kernels are
+        // those of the 8-byte type.
+        let k = Kernels { op, input: T::NAME, partials: <T::Wide as DeviceRepr>::NAME };
+        self.reduce::<Arg<T, E>, u64>(k, x, None, out, temp, Post::ArgIndex)
     }
 
-    fn scalar<R>(&self, op: Op, x: impl Input<R::In>, y: Option<&DeviceBuffer<R::In>>) -> Result<R::Acc>
-    where
-        R: Reduction,
-        R::In: Scalar,
-        R::Acc: DeviceRepr,
-    {
-        let mut slot = None;
-        let x = x.device(self.ctx, &mut slot)?;
-        let mut out = self.ctx.alloc::<R::Acc>(1)?;
-        self.run_scratch::<R>(op, <R::In as DeviceRepr>::NAME, x, y, &mut out)?;
-        let v = out.to_vec()?;
-        v.first().copied().ok_or(Error::LengthMismatch { what: "reduction output", expected: 1, got: 0 })
-    }
-
-    fn arg<T: Scalar, E: gpuprim_kernels::reduce::reduction::Extreme>(
-        &self,
-        op: Op,
-        x: impl Input<T>,
-    ) -> Result<Option<(usize, T)>> {
+    fn arg<T: Scalar, E: Extreme>(&self, op: Op, x: impl Input<T>) -> Result<Option<(usize, T)>> {
         let mut slot = None;
         let x = x.device(self.ctx, &mut slot)?;
         if x.is_empty() {
             return Ok(None);
         }
-        let r: Indexed<T::Wide> = self.scalar::<Arg<T, E>>(op, x, None)?;
-        // No element beat the identity: every one is NaN, and the first wins.
-        let i = if r.index < x.len() as u64 { r.index as usize } else { 0 };
+        let mut out = self.ctx.alloc::<u64>(1)?;
+        self.arg_into::<T, E>(op, x, &mut out, None)?;
+        let mut i = [0u64];
+        out.copy_to_host(&mut i)?;
+        let i = i[0] as usize;
         // Read the winning element back exactly (the accumulator holds it
         // widened).
         let mut one = [T::default()];
@@ -703,26 +1326,118 @@ impl<'c> Reducer<'c> {
         Ok(Some((i, one[0])))
     }
 
+    /// A reduction returned to the host: into a one-element buffer, then
+    /// read back.
+    fn value<R>(&self, k: Kernels, x: impl Input<R::In>, y: Option<&DeviceBuffer<R::In>>, post: Post) -> Result<R::Acc>
+    where
+        R: Reduction,
+        R::In: DeviceRepr,
+        R::Acc: DeviceRepr,
+    {
+        let mut slot = None;
+        let x = x.device(self.ctx, &mut slot)?;
+        let mut out = self.ctx.alloc::<R::Acc>(1)?;
+        self.reduce::<R, R::Acc>(k, x, y, &mut out, None, post)?;
+        let mut v = [R::Acc::default()];
+        out.copy_to_host(&mut v)?;
+        Ok(v[0])
+    }
+
+    /// The one path every reduction takes: check the arguments and that
+    /// every kernel it needs exists (before anything is launched), then
+    /// queue the launches in `temp`, or in the context's scratch storage.
+    /// `out[0]` receives an `R::Acc`, or for [`Post::ArgIndex`] a `u64`.
+    fn reduce<R, O>(
+        &self,
+        k: Kernels,
+        x: &DeviceBuffer<R::In>,
+        y: Option<&DeviceBuffer<R::In>>,
+        out: &mut DeviceBuffer<O>,
+        temp: Option<&mut ReduceTemp>,
+        post: Post,
+    ) -> Result<()>
+    where
+        R: Reduction,
+        R::In: DeviceRepr,
+        R::Acc: DeviceRepr,
+        O: DeviceRepr,
+    {
+        debug_assert_eq!(
+            std::mem::size_of::<O>(),
+            if post == Post::ArgIndex { 8 } else { std::mem::size_of::<R::Acc>() }
+        );
+        if out.is_empty() {
+            return Err(Error::LengthMismatch { what: "reduction output", expected: 1, got: 0 });
+        }
+        if let Some(y) = y
+            && y.len() != x.len()
+        {
+            return Err(Error::LengthMismatch { what: "second input", expected: x.len(), got: y.len() });
+        }
+        let n = x.len() as u64;
+        let plan = self.plan(n, std::mem::size_of::<R::In>())?;
+        let names = self.kernel_names(k, &plan, post, <R::Acc as DeviceRepr>::NAME)?;
+        if self.finish == Finish::Atomic {
+            self.check_atomic::<R>(k)?;
+        }
+        let layout = Layout::of(&plan);
+        let run = |base: u64| {
+            self.launches::<R>(&plan, &names, base, &layout, x.arg(), y.map(|y| y.arg()), n, out.addr(), post)
+        };
+        match temp {
+            Some(t) if t.bytes() < layout.end => {
+                Err(Error::LengthMismatch { what: "temporary storage (bytes)", expected: layout.end, got: t.bytes() })
+            }
+            Some(t) => run(t.buf.addr()),
+            None => self.ctx.with_scratch(layout.end, |a| run(a.addr())),
+        }
+    }
+
+    /// Whether [`Finish::Atomic`] can finish `R`.
+    fn check_atomic<R>(&self, k: Kernels) -> Result<()>
+    where
+        R: Reduction,
+        R::Acc: DeviceRepr,
+    {
+        let acc = <R::Acc as DeviceRepr>::NAME;
+        if R::ATOMIC_BYTES == 0 {
+            return Err(Error::Unsupported {
+                what: format!("Finish::Atomic for `{}` on {}", k.op.name(), k.input),
+                reason: format!(
+                    "its accumulator ({acc}, {} bytes) has no atomic update: only 4- and 8-byte ones do",
+                    std::mem::size_of::<R::Acc>()
+                ),
+            });
+        }
+        if matches!(acc, "f32" | "f64") && self.deterministic {
+            return Err(Error::Unsupported {
+                what: format!("Finish::Atomic for {acc}"),
+                reason: "atomic float combines are not deterministic; call .deterministic(false) to accept that".into(),
+            });
+        }
+        Ok(())
+    }
+
     /// The launches, first to last.
-    fn plan(&self, op: Op, n: u64) -> Result<Vec<Pass>> {
+    fn plan(&self, n: u64, elem_bytes: usize) -> Result<Vec<Pass>> {
         let b = self.block;
         if !(b.is_power_of_two() && (32..=1024).contains(&b)) {
             return Err(Error::UnsupportedBlockSize { block: b, reason: "must be a power of two in 32..=1024".into() });
         }
-        if op != Op::Sum && b != DEFAULT_BLOCK {
-            return Err(Error::UnsupportedBlockSize {
-                block: b,
-                reason: format!("`{}` is instantiated for blocks of {DEFAULT_BLOCK} threads only", op.name()),
-            });
-        }
-        let grid_for = |n: u64| -> Result<u32> {
+        let grid_for = |n: u64, elem_bytes: usize| -> Result<u32> {
             let g = match self.algorithm.per_block(b) {
                 Some(per) => n.div_ceil(per).max(1),
                 None => {
                     let full = (self.ctx.multiprocessors() as u64 * (2048 / b as u64)).max(1);
-                    let per_thread = if self.algorithm == ReduceAlgorithm::Vectorized { 16 } else { 1 };
+                    // The vectorised kernel's first iteration: four 16-byte
+                    // loads per thread (16 elements of 4 bytes, 64 of 1).
+                    let per_thread = if self.algorithm == ReduceAlgorithm::Vectorized {
+                        (64 / elem_bytes.max(1)).max(16)
+                    } else {
+                        1
+                    };
                     let wanted = self.grid.map(u64::from).unwrap_or(full);
-                    n.div_ceil(b as u64 * per_thread).clamp(1, wanted.max(1))
+                    n.div_ceil(b as u64 * per_thread as u64).clamp(1, wanted.max(1))
                 }
             };
             if g > MAX_GRID {
@@ -734,117 +1449,165 @@ impl<'c> Reducer<'c> {
             }
             Ok(g as u32)
         };
-        let mut passes = vec![Pass { op: op.name(), n, grid: grid_for(n)? }];
+        let mut passes = vec![Pass { n, grid: grid_for(n, elem_bytes)? }];
         if self.finish == Finish::Relaunch {
             let mut g = passes[0].grid as u64;
             while g > 1 {
-                let next = grid_for(g)?;
-                passes.push(Pass { op: op.partials(), n: g, grid: next });
+                // Partials are 4 bytes or more; sized as before.
+                let next = grid_for(g, 4)?;
+                passes.push(Pass { n: g, grid: next });
                 g = next as u64;
             }
         }
         Ok(passes)
     }
 
-    /// Offsets of the two partial buffers and the counter, and total bytes.
-    /// Temporary storage layout: the "last block" counter first, at a
-    /// fixed place (so storage reused with another layout still finds it
-    /// zero), then the first and second partial buffers. Returns the offsets
-    /// of both partial buffers and the total bytes.
-    fn layout<Acc>(&self, plan: &[Pass]) -> (usize, usize, usize) {
-        let size = std::mem::size_of::<Acc>().max(16);
-        let first = COUNTER_BYTES;
-        let second = (first + plan[0].grid as usize * size).next_multiple_of(256);
-        let end = second + plan.get(1).map(|p| p.grid as usize * size).unwrap_or(0);
-        (first, second, end)
+    /// Every kernel `plan` launches, looked up before anything runs: a
+    /// block size, element type or operator without kernels is an error
+    /// here, not a failed launch halfway.
+    fn kernel_names(&self, k: Kernels, plan: &[Pass], post: Post, acc: &str) -> Result<Vec<String>> {
+        let (alg, b) = (self.algorithm.kernel(), self.block);
+        let mut names = Vec::with_capacity(plan.len() + 1);
+        for i in 0..plan.len() {
+            let (op, ty) = if i == 0 { (k.op.name(), k.input) } else { (k.op.partials(), k.partials) };
+            let name = format!("{alg}_{op}_{ty}_b{b}");
+            if let Err(e) = self.ctx.kernel(&name) {
+                return Err(self.why_missing(e, op, ty));
+            }
+            names.push(name);
+        }
+        match post {
+            Post::None => {}
+            Post::SqrtMean { .. } => names.push(format!("util_sqrt_mean_any_{acc}_b32")),
+            Post::ArgIndex => names.push("util_arg_index_any_u64_b32".into()),
+        }
+        if post != Post::None {
+            self.ctx.kernel(names.last().map(String::as_str).unwrap_or_default())?;
+        }
+        Ok(names)
     }
 
+    /// The error for a missing kernel `{algorithm}_{op}_{ty}_b{block}`: the
+    /// block sizes it has, or the algorithm that has the type, or (an
+    /// operator with no kernels at all) the lookup's own error.
+    fn why_missing(&self, lookup: Error, op: &str, ty: &str) -> Error {
+        let alg = self.algorithm;
+        let has = |a: ReduceAlgorithm, b: u32| self.ctx.kernel(&format!("{}_{op}_{ty}_b{b}", a.kernel())).is_ok();
+        let blocks: Vec<u32> = BLOCK_SIZES.into_iter().filter(|&b| has(alg, b)).collect();
+        if !blocks.is_empty() {
+            return Error::UnsupportedBlockSize {
+                block: self.block,
+                reason: format!(
+                    "`{op}` on {ty} with ReduceAlgorithm::{alg:?} is instantiated for blocks of {blocks:?} threads"
+                ),
+            };
+        }
+        if alg != ReduceAlgorithm::Vectorized && BLOCK_SIZES.into_iter().any(|b| has(ReduceAlgorithm::Vectorized, b)) {
+            return Error::Unsupported {
+                what: format!("ReduceAlgorithm::{alg:?} for `{op}` on {ty}"),
+                reason: "the lecture variants are instantiated for i32, u32, i64, u64, f32 and f64; \
+                         ReduceAlgorithm::Vectorized (the default) takes every element type"
+                    .into(),
+            };
+        }
+        lookup
+    }
+
+    /// Queue the passes of `plan` (and the finishing kernel of `post`) with
+    /// temporary storage at `base`. The accumulator lands in `out`, or for
+    /// [`Post::ArgIndex`] in the layout's slot, whose index then goes to
+    /// `out`.
     #[allow(clippy::too_many_arguments)]
-    fn run<R>(
+    fn launches<R>(
         &self,
-        op: Op,
-        tname: &str,
-        x: &DeviceBuffer<R::In>,
-        y: Option<&DeviceBuffer<R::In>>,
-        out: &mut DeviceBuffer<R::Acc>,
-        temp: &crate::context::Alloc,
-        temp_bytes: usize,
+        plan: &[Pass],
+        names: &[String],
+        base: u64,
+        layout: &Layout,
+        x: crate::Arg,
+        y: Option<crate::Arg>,
+        n: u64,
+        out: u64,
+        post: Post,
     ) -> Result<()>
     where
         R: Reduction,
-        R::In: DeviceRepr,
         R::Acc: DeviceRepr,
     {
-        if out.is_empty() {
-            return Err(Error::LengthMismatch { what: "reduction output", expected: 1, got: 0 });
-        }
-        if let Some(y) = y
-            && y.len() != x.len()
-        {
-            return Err(Error::LengthMismatch { what: "second input", expected: x.len(), got: y.len() });
-        }
-        let n = x.len() as u64;
-        let plan = self.plan(op, n)?;
-        let (first, second, bytes) = self.layout::<R::Acc>(&plan);
-        if temp_bytes < bytes {
-            return Err(Error::LengthMismatch { what: "temporary storage (bytes)", expected: bytes, got: temp_bytes });
-        }
-        if n == 0 {
-            return out.copy_from_host_prefix(&[R::identity()]);
-        }
-        let atomic = self.finish == Finish::Atomic;
-        if atomic {
-            if R::ATOMIC_BYTES == 0 {
-                return Err(Error::Unsupported {
-                    what: format!("Finish::Atomic for `{}`", op.name()),
-                    reason: "its accumulator (value and index, 16 bytes) has no atomic update".into(),
-                });
-            }
-            let float = matches!(tname, "f32" | "f64");
-            if float && self.deterministic {
-                return Err(Error::Unsupported {
-                    what: format!("Finish::Atomic for {tname}"),
-                    reason: "atomic float combines are not deterministic; call .deterministic(false) to accept that"
-                        .into(),
-                });
-            }
+        let dest = if post == Post::ArgIndex { base + layout.slot as u64 } else { out };
+        if self.finish == Finish::Atomic {
             // Stream-ordered, so the call stays asynchronous.
-            self.ctx.set_first(out, R::identity())?;
+            self.ctx.set_first_at(dest, R::identity())?;
         }
         let b = self.block;
         let shared = finish_smem::<R::Acc>(b) as u32;
-        let base = temp.addr();
-        let bufs = [base + first as u64, base + second as u64];
+        let bufs = [base + layout.first as u64, base + layout.second as u64];
         let counter = crate::Arg::Ptr(base);
-        let yv = y.map(|y| y.arg()).unwrap_or(crate::Arg::Ptr(0));
         let first_mode = match self.finish {
             Finish::Atomic => mode::ATOMIC,
             Finish::LastBlock => mode::LAST_BLOCK,
             Finish::Relaunch | Finish::Host => mode::PARTIALS,
         };
         for (k, pass) in plan.iter().enumerate() {
-            let name = format!("{}_{}_{}_b{b}", self.algorithm.kernel(), pass.op, tname);
             let last = k + 1 == plan.len();
             // Where this pass reads and writes.
-            let (a_in, b_in) =
-                if k == 0 { (x.arg(), yv) } else { (crate::Arg::Ptr(bufs[(k - 1) % 2]), crate::Arg::Ptr(0)) };
-            let partials =
-                if self.finish == Finish::Relaunch && last { out.arg() } else { crate::Arg::Ptr(bufs[k % 2]) };
+            let (a_in, b_in) = if k == 0 {
+                (x, y.unwrap_or(crate::Arg::Ptr(0)))
+            } else {
+                (crate::Arg::Ptr(bufs[(k - 1) % 2]), crate::Arg::Ptr(0))
+            };
+            let partials = if self.finish == Finish::Relaunch && last { dest } else { bufs[k % 2] };
             let m = if k == 0 { first_mode } else { mode::PARTIALS };
-            let args = [a_in, b_in, pass.n.into(), partials, out.arg(), counter, m.into()];
-            // SAFETY: `x` (and `y`) hold n elements; each partials buffer in
-            // `temp` holds one accumulator per block of its pass (`layout`);
-            // `out` holds one; the counter is zero (temps start zeroed and
-            // the last block resets it).
-            unsafe { self.ctx.launch(&name, LaunchConfig { grid: pass.grid, block: b, shared_bytes: shared }, &args)? };
+            let args = [a_in, b_in, pass.n.into(), crate::Arg::Ptr(partials), crate::Arg::Ptr(dest), counter, m.into()];
+            // SAFETY: `x` (and `y`) hold n elements; each partials buffer at
+            // `base` holds one accumulator per block of its pass and the
+            // slot one (`Layout`); `out` holds one; the counter is zero
+            // (temporary storage starts zeroed and the last block resets it).
+            unsafe {
+                self.ctx.launch(&names[k], LaunchConfig { grid: pass.grid, block: b, shared_bytes: shared }, &args)?
+            };
         }
         if self.finish == Finish::Host {
             let g = plan[0].grid as usize;
             let mut partials = vec![R::Acc::default(); g];
-            self.ctx.inner.download(temp, first, crate::buffer::as_bytes_mut(&mut partials))?;
+            self.ctx.download_bytes(bufs[0], crate::buffer::as_bytes_mut(&mut partials))?;
             let total = partials.into_iter().fold(R::identity(), R::combine);
-            out.copy_from_host_prefix(&[total])?;
+            self.ctx.upload_bytes(dest, crate::buffer::as_bytes(&[total]))?;
         }
-        Ok(())
+        let one = LaunchConfig { grid: 1, block: 32, shared_bytes: 0 };
+        match post {
+            Post::None => Ok(()),
+            // SAFETY: `out` holds one float accumulator.
+            Post::SqrtMean { divisor } => unsafe {
+                self.ctx.launch(&names[plan.len()], one, &[crate::Arg::Ptr(out), divisor.into()])
+            },
+            // SAFETY: the slot holds an `Indexed` (its index at byte 8) and
+            // `out` one u64.
+            Post::ArgIndex => unsafe {
+                self.ctx.launch(&names[plan.len()], one, &[crate::Arg::Ptr(dest + 8), n.into(), crate::Arg::Ptr(out)])
+            },
+        }
+    }
+}
+
+/// Temporary storage layout, in bytes: the "last block" counter first, at
+/// a fixed place (so storage reused with another layout still finds it
+/// zero), then the first and second partial buffers, then one accumulator
+/// (argmin/argmax's value and index, before its index goes to the
+/// output). Every accumulator gets 16 bytes.
+struct Layout {
+    first: usize,
+    second: usize,
+    slot: usize,
+    end: usize,
+}
+
+impl Layout {
+    fn of(plan: &[Pass]) -> Layout {
+        const ACC: usize = 16;
+        let first = COUNTER_BYTES;
+        let second = (first + plan[0].grid as usize * ACC).next_multiple_of(256);
+        let slot = (second + plan.get(1).map(|p| p.grid as usize * ACC).unwrap_or(0)).next_multiple_of(ACC);
+        Layout { first, second, slot, end: slot + ACC }
     }
 }
