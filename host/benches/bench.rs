@@ -97,7 +97,8 @@ enum HostData {
 
 /// What a bench element type needs: random values, its slot in [`AnyBuf`]
 /// and [`HostData`], and how results are compared.
-trait Elem: Scalar + PartialEq {
+// `Acc = Self`: the types here reduce in themselves, so sums come back as `Self`.
+trait Elem: Scalar<Acc = Self> + PartialEq {
     const TY: Ty;
     /// Integers are compared exactly (wrapping arithmetic); floats within
     /// a rounding bound of an f64 reference.

@@ -64,7 +64,8 @@ fn hashed(n: usize, seed: u64) -> Vec<i32> {
 // ---------------------------------------------------------------------------
 
 /// What the demo needs of an element type: how to compare results.
-trait Elem: Scalar + PartialEq + PartialOrd + std::fmt::Display {
+// `Acc = Self`: the types here reduce in themselves, so sums come back as `Self`.
+trait Elem: Scalar<Acc = Self> + PartialEq + PartialOrd + std::fmt::Display {
     /// Integers compare exactly (wrapping arithmetic), floats within a
     /// rounding bound of an f64 reference.
     const EXACT: bool;

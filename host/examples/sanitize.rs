@@ -28,7 +28,8 @@ const SIZES: [usize; 2] = [(1 << 16) + 3, 1000];
 // ---------------------------------------------------------------------------
 
 /// What the checks need of an element type.
-trait Elem: Scalar + PartialEq + PartialOrd {
+// `Acc = Self`: the types here reduce in themselves, so sums come back as `Self`.
+trait Elem: Scalar<Acc = Self> + PartialEq + PartialOrd {
     /// Integers compare exactly (wrapping arithmetic), floats within a
     /// rounding bound of an f64 reference.
     const EXACT: bool;
