@@ -434,10 +434,6 @@ impl<'a, T: DeviceRepr> DeviceSlice<'a, T> {
         self.copy_to_host_on(ctx, &mut v)?;
         Ok(v)
     }
-
-    pub(crate) fn domain(&self) -> Domain {
-        self.domain
-    }
 }
 
 impl<'a, T: DeviceRepr> DeviceSliceMut<'a, T> {
@@ -526,10 +522,6 @@ impl<'a, T: DeviceRepr> DeviceSliceMut<'a, T> {
     /// `ctx`'s stream.
     pub fn to_vec(&self, ctx: &Context) -> Result<Vec<T>> {
         self.as_slice().to_vec_on(ctx)
-    }
-
-    pub(crate) fn domain(&self) -> Domain {
-        self.domain
     }
 }
 
@@ -641,7 +633,11 @@ mod cudarc_views {
     use super::*;
     use cudarc::driver::{CudaSlice, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, DeviceSlice as _};
 
-    fn stream<'a>(ctx: &'a Context, owner: &cudarc::driver::CudaContext, what: &'static str) -> Result<&'a cudarc::driver::CudaStream> {
+    fn stream<'a>(
+        ctx: &'a Context,
+        owner: &cudarc::driver::CudaContext,
+        what: &'static str,
+    ) -> Result<&'a cudarc::driver::CudaStream> {
         let here = ctx.domain();
         let theirs = Domain::Cuda(owner.cu_ctx() as u64);
         match ctx.cuda_stream() {

@@ -323,7 +323,12 @@ impl Context {
         };
         let offset = (addr - start) as usize;
         if offset.checked_add(bytes).is_none_or(|end| end > len) {
-            return Err(Error::OutOfRange { what: "raw device view (bytes)", start: offset, end: offset.saturating_add(bytes), len });
+            return Err(Error::OutOfRange {
+                what: "raw device view (bytes)",
+                start: offset,
+                end: offset.saturating_add(bytes),
+                len,
+            });
         }
         Ok(())
     }
@@ -432,7 +437,12 @@ impl Context {
                 // before `launch` returns).
                 Ok(unsafe { std::slice::from_raw_parts_mut(addr as *mut u8, bytes) })
             }
-            _ => Err(Error::OutOfRange { what: "emulator memory", start: addr as usize, end: addr as usize + bytes, len: 0 }),
+            _ => Err(Error::OutOfRange {
+                what: "emulator memory",
+                start: addr as usize,
+                end: addr as usize + bytes,
+                len: 0,
+            }),
         }
     }
 
@@ -505,7 +515,9 @@ impl Context {
     /// [`synchronize`](Context::synchronize), an allocation or a free that
     /// synchronises) waits behind the held stream. The hold kernel gives up
     /// after 200 ms, and the call returns [`Error::HoldTimedOut`] instead
-    /// of a time. On the emulator this is the same as [`time`](Context::time).
+    /// of a time. Kernels are loaded on first use, and loading waits for the
+    /// GPU: run a call once before timing it held. On the emulator this is
+    /// the same as [`time`](Context::time).
     ///
     /// ```
     /// # fn main() -> gpuprim::Result<()> {
@@ -626,17 +638,9 @@ fn slot(a: &Arg) -> u64 {
 }
 
 impl Context {
-    /// Set element 0 of `buf` to `value`, stream-ordered (a one-thread
-    /// kernel rather than a copy from the host, which would wait for the
-    /// queued work). `T` of at most 16 bytes, a multiple of 4.
-    pub(crate) fn set_first<T: DeviceRepr>(&self, buf: &mut DeviceBuffer<T>, value: T) -> Result<()> {
-        if buf.is_empty() {
-            return Err(Error::LengthMismatch { what: "output", expected: 1, got: 0 });
-        }
-        self.set_first_at(buf.addr(), value)
-    }
-
-    /// [`Context::set_first`] at a device address holding one `T`.
+    /// Set the `T` at device address `addr` to `value`, stream-ordered (a
+    /// one-thread kernel rather than a copy from the host, which would wait
+    /// for the queued work). `T` of at most 16 bytes, a multiple of 4.
     pub(crate) fn set_first_at<T: DeviceRepr>(&self, addr: u64, value: T) -> Result<()> {
         let size = std::mem::size_of::<T>();
         if size > 16 || !size.is_multiple_of(4) {
@@ -671,7 +675,11 @@ impl Context {
         let name = format!("util_fill_hash_any_{}_b256", T::NAME);
         // SAFETY: the view holds n elements, which is what the kernel writes.
         unsafe {
-            self.launch(&name, LaunchConfig { grid, block: 256, shared_bytes: 0 }, &[out.view.arg(), (n as u64).into(), seed.into()])
+            self.launch(
+                &name,
+                LaunchConfig { grid, block: 256, shared_bytes: 0 },
+                &[out.view.arg(), (n as u64).into(), seed.into()],
+            )
         }
     }
 }

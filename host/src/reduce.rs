@@ -74,7 +74,7 @@
 //! [`Finish::Atomic`] is chosen with [`Reducer::deterministic`]`(false)`:
 //! every other strategy combines in an order fixed by the launch shape.
 
-use crate::buffer::{DeviceBuffer, DeviceRepr, Scalar};
+use crate::buffer::{DeviceBuffer, DeviceInput, DeviceOutput, DeviceRepr, DeviceSlice, DeviceSliceMut, Scalar};
 use crate::context::{Context, LaunchConfig};
 use crate::error::{Error, Result};
 use gpuprim_kernels::ops::{self as kops};
@@ -326,7 +326,7 @@ impl Context {
     /// assert_eq!(ctx.sum(&[1u32, 2, 3][..])?, 6); // host slices work too
     /// # Ok(()) }
     /// ```
-    pub fn sum<T: Scalar>(&self, x: impl Input<T>) -> Result<T::Acc>
+    pub fn sum<T: Scalar>(&self, x: impl DeviceInput<T>) -> Result<T::Acc>
     where
         T::Acc: DeviceRepr,
     {
@@ -343,7 +343,11 @@ impl Context {
     /// assert_eq!(out.to_vec()?, vec![7]);
     /// # Ok(()) }
     /// ```
-    pub fn sum_into<T: Scalar>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<T::Acc>) -> Result<()>
+    pub fn sum_into<T: Scalar>(
+        &self,
+        x: &(impl DeviceInput<T> + ?Sized),
+        out: &mut (impl DeviceOutput<T::Acc> + ?Sized),
+    ) -> Result<()>
     where
         T::Acc: DeviceRepr,
     {
@@ -357,7 +361,7 @@ impl Context {
     /// assert_eq!(ctx.product(&[2i64, 3, 7][..]).unwrap(), 42);
     /// assert_eq!(ctx.product(&[100u8, 100, 100][..]).unwrap(), 1_000_000u64);
     /// ```
-    pub fn product<T: Scalar>(&self, x: impl Input<T>) -> Result<T::Acc>
+    pub fn product<T: Scalar>(&self, x: impl DeviceInput<T>) -> Result<T::Acc>
     where
         T::Acc: DeviceRepr,
     {
@@ -372,7 +376,11 @@ impl Context {
     /// ctx.product_into(&x, &mut out).unwrap();
     /// assert_eq!(out.to_vec().unwrap(), [-42]);
     /// ```
-    pub fn product_into<T: Scalar>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<T::Acc>) -> Result<()>
+    pub fn product_into<T: Scalar>(
+        &self,
+        x: &(impl DeviceInput<T> + ?Sized),
+        out: &mut (impl DeviceOutput<T::Acc> + ?Sized),
+    ) -> Result<()>
     where
         T::Acc: DeviceRepr,
     {
@@ -385,7 +393,7 @@ impl Context {
     /// # let ctx = gpuprim::Context::new().unwrap();
     /// assert_eq!(ctx.min(&[4.0f64, -2.5, 9.0][..]).unwrap(), -2.5);
     /// ```
-    pub fn min<T: Scalar>(&self, x: impl Input<T>) -> Result<T> {
+    pub fn min<T: Scalar>(&self, x: impl DeviceInput<T>) -> Result<T> {
         self.reducer().min(x)
     }
     /// Stream-ordered [`min`](Context::min) into `out[0]`.
@@ -397,7 +405,11 @@ impl Context {
     /// ctx.min_into(&x, &mut out).unwrap();
     /// assert_eq!(out.to_vec().unwrap(), [4]);
     /// ```
-    pub fn min_into<T: Scalar>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<T>) -> Result<()> {
+    pub fn min_into<T: Scalar>(
+        &self,
+        x: &(impl DeviceInput<T> + ?Sized),
+        out: &mut (impl DeviceOutput<T> + ?Sized),
+    ) -> Result<()> {
         self.reducer().min_into(x, out)
     }
     /// Largest element (the type's smallest value, `-inf`, for empty
@@ -407,7 +419,7 @@ impl Context {
     /// # let ctx = gpuprim::Context::new().unwrap();
     /// assert_eq!(ctx.max(&[4u32, 12, 9][..]).unwrap(), 12);
     /// ```
-    pub fn max<T: Scalar>(&self, x: impl Input<T>) -> Result<T> {
+    pub fn max<T: Scalar>(&self, x: impl DeviceInput<T>) -> Result<T> {
         self.reducer().max(x)
     }
     /// Stream-ordered [`max`](Context::max) into `out[0]`.
@@ -419,7 +431,11 @@ impl Context {
     /// ctx.max_into(&x, &mut out).unwrap();
     /// assert_eq!(out.to_vec().unwrap(), [12]);
     /// ```
-    pub fn max_into<T: Scalar>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<T>) -> Result<()> {
+    pub fn max_into<T: Scalar>(
+        &self,
+        x: &(impl DeviceInput<T> + ?Sized),
+        out: &mut (impl DeviceOutput<T> + ?Sized),
+    ) -> Result<()> {
         self.reducer().max_into(x, out)
     }
     /// Stream-ordered bitwise and into `out[0]` (all ones for empty input);
@@ -432,7 +448,11 @@ impl Context {
     /// ctx.and_into(&x, &mut out).unwrap();
     /// assert_eq!(out.to_vec().unwrap(), [0b0110]);
     /// ```
-    pub fn and_into<T: Scalar + kops::Integer>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<T>) -> Result<()> {
+    pub fn and_into<T: Scalar + kops::Integer>(
+        &self,
+        x: &(impl DeviceInput<T> + ?Sized),
+        out: &mut (impl DeviceOutput<T> + ?Sized),
+    ) -> Result<()> {
         self.reducer().and_into(x, out)
     }
     /// Stream-ordered bitwise or into `out[0]` (zero for empty input).
@@ -444,7 +464,11 @@ impl Context {
     /// ctx.or_into(&x, &mut out).unwrap();
     /// assert_eq!(out.to_vec().unwrap(), [0b1001]);
     /// ```
-    pub fn or_into<T: Scalar + kops::Integer>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<T>) -> Result<()> {
+    pub fn or_into<T: Scalar + kops::Integer>(
+        &self,
+        x: &(impl DeviceInput<T> + ?Sized),
+        out: &mut (impl DeviceOutput<T> + ?Sized),
+    ) -> Result<()> {
         self.reducer().or_into(x, out)
     }
     /// Stream-ordered bitwise xor into `out[0]` (zero for empty input).
@@ -456,7 +480,11 @@ impl Context {
     /// ctx.xor_into(&x, &mut out).unwrap();
     /// assert_eq!(out.to_vec().unwrap(), [0b0110]);
     /// ```
-    pub fn xor_into<T: Scalar + kops::Integer>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<T>) -> Result<()> {
+    pub fn xor_into<T: Scalar + kops::Integer>(
+        &self,
+        x: &(impl DeviceInput<T> + ?Sized),
+        out: &mut (impl DeviceOutput<T> + ?Sized),
+    ) -> Result<()> {
         self.reducer().xor_into(x, out)
     }
     /// Dot product `sum x[i] * y[i]` in `T::Acc` (both factors widened
@@ -466,7 +494,7 @@ impl Context {
     /// # let ctx = gpuprim::Context::new().unwrap();
     /// assert_eq!(ctx.dot(&[1.0f32, 2.0][..], &[3.0f32, 4.0][..]).unwrap(), 11.0);
     /// ```
-    pub fn dot<T: Scalar>(&self, x: impl Input<T>, y: impl Input<T>) -> Result<T::Acc>
+    pub fn dot<T: Scalar>(&self, x: impl DeviceInput<T>, y: impl DeviceInput<T>) -> Result<T::Acc>
     where
         T::Acc: DeviceRepr,
     {
@@ -483,9 +511,9 @@ impl Context {
     /// ```
     pub fn dot_into<T: Scalar>(
         &self,
-        x: &DeviceBuffer<T>,
-        y: &DeviceBuffer<T>,
-        out: &mut DeviceBuffer<T::Acc>,
+        x: &(impl DeviceInput<T> + ?Sized),
+        y: &(impl DeviceInput<T> + ?Sized),
+        out: &mut (impl DeviceOutput<T::Acc> + ?Sized),
     ) -> Result<()>
     where
         T::Acc: DeviceRepr,
@@ -498,7 +526,7 @@ impl Context {
     /// # let ctx = gpuprim::Context::new().unwrap();
     /// assert_eq!(ctx.norm2(&[3.0f64, 4.0][..]).unwrap(), 5.0);
     /// ```
-    pub fn norm2<T: Float>(&self, x: impl Input<T>) -> Result<T::Acc>
+    pub fn norm2<T: Float>(&self, x: impl DeviceInput<T>) -> Result<T::Acc>
     where
         T::Acc: DeviceRepr,
     {
@@ -514,7 +542,11 @@ impl Context {
     /// ctx.norm2_into(&x, &mut out).unwrap();
     /// assert_eq!(out.to_vec().unwrap(), [5.0]);
     /// ```
-    pub fn norm2_into<T: Float>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<T::Acc>) -> Result<()>
+    pub fn norm2_into<T: Float>(
+        &self,
+        x: &(impl DeviceInput<T> + ?Sized),
+        out: &mut (impl DeviceOutput<T::Acc> + ?Sized),
+    ) -> Result<()>
     where
         T::Acc: DeviceRepr,
     {
@@ -526,7 +558,7 @@ impl Context {
     /// # let ctx = gpuprim::Context::new().unwrap();
     /// assert_eq!(ctx.norm1(&[3.0f32, -4.0][..]).unwrap(), 7.0);
     /// ```
-    pub fn norm1<T: Float>(&self, x: impl Input<T>) -> Result<T::Acc>
+    pub fn norm1<T: Float>(&self, x: impl DeviceInput<T>) -> Result<T::Acc>
     where
         T::Acc: DeviceRepr,
     {
@@ -542,7 +574,11 @@ impl Context {
     /// ctx.norm1_into(&x, &mut out).unwrap();
     /// assert_eq!(out.to_vec().unwrap(), [3.5]);
     /// ```
-    pub fn norm1_into<T: Float>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<T::Acc>) -> Result<()>
+    pub fn norm1_into<T: Float>(
+        &self,
+        x: &(impl DeviceInput<T> + ?Sized),
+        out: &mut (impl DeviceOutput<T::Acc> + ?Sized),
+    ) -> Result<()>
     where
         T::Acc: DeviceRepr,
     {
@@ -558,7 +594,11 @@ impl Context {
     /// ctx.sum_squares_into(&x, &mut out).unwrap();
     /// assert_eq!(out.to_vec().unwrap(), [14]);
     /// ```
-    pub fn sum_squares_into<T: Scalar>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<T::Acc>) -> Result<()>
+    pub fn sum_squares_into<T: Scalar>(
+        &self,
+        x: &(impl DeviceInput<T> + ?Sized),
+        out: &mut (impl DeviceOutput<T::Acc> + ?Sized),
+    ) -> Result<()>
     where
         T::Acc: DeviceRepr,
     {
@@ -571,7 +611,7 @@ impl Context {
     /// # let ctx = gpuprim::Context::new().unwrap();
     /// assert_eq!(ctx.rms(&[1.0f64, 7.0][..]).unwrap(), 5.0);
     /// ```
-    pub fn rms<T: Float>(&self, x: impl Input<T>) -> Result<T::Acc>
+    pub fn rms<T: Float>(&self, x: impl DeviceInput<T>) -> Result<T::Acc>
     where
         T::Acc: DeviceRepr,
     {
@@ -587,7 +627,11 @@ impl Context {
     /// ctx.rms_into(&x, &mut out).unwrap();
     /// assert_eq!(out.to_vec().unwrap(), [5.0]);
     /// ```
-    pub fn rms_into<T: Float>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<T::Acc>) -> Result<()>
+    pub fn rms_into<T: Float>(
+        &self,
+        x: &(impl DeviceInput<T> + ?Sized),
+        out: &mut (impl DeviceOutput<T::Acc> + ?Sized),
+    ) -> Result<()>
     where
         T::Acc: DeviceRepr,
     {
@@ -600,7 +644,7 @@ impl Context {
     /// # let ctx = gpuprim::Context::new().unwrap();
     /// assert_eq!(ctx.argmin(&[5i32, -1, 3, -1][..]).unwrap(), Some((1, -1)));
     /// ```
-    pub fn argmin<T: Scalar>(&self, x: impl Input<T>) -> Result<Option<(usize, T)>> {
+    pub fn argmin<T: Scalar>(&self, x: impl DeviceInput<T>) -> Result<Option<(usize, T)>> {
         self.reducer().argmin(x)
     }
     /// Stream-ordered [`argmin`](Context::argmin): the index of the first
@@ -617,7 +661,11 @@ impl Context {
     /// ctx.argmin_into(&ctx.alloc::<i32>(0).unwrap(), &mut out).unwrap();
     /// assert_eq!(out.to_vec().unwrap(), [gpuprim::reduce::NO_INDEX]);
     /// ```
-    pub fn argmin_into<T: Scalar>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<u64>) -> Result<()> {
+    pub fn argmin_into<T: Scalar>(
+        &self,
+        x: &(impl DeviceInput<T> + ?Sized),
+        out: &mut (impl DeviceOutput<u64> + ?Sized),
+    ) -> Result<()> {
         self.reducer().argmin_into(x, out)
     }
     /// Index and value of the first largest element; `None` for empty
@@ -627,7 +675,7 @@ impl Context {
     /// # let ctx = gpuprim::Context::new().unwrap();
     /// assert_eq!(ctx.argmax(&[5i32, 9, 3, 9][..]).unwrap(), Some((1, 9)));
     /// ```
-    pub fn argmax<T: Scalar>(&self, x: impl Input<T>) -> Result<Option<(usize, T)>> {
+    pub fn argmax<T: Scalar>(&self, x: impl DeviceInput<T>) -> Result<Option<(usize, T)>> {
         self.reducer().argmax(x)
     }
     /// Stream-ordered [`argmax`](Context::argmax); the output as for
@@ -641,7 +689,11 @@ impl Context {
     /// ctx.argmax_into(&x, &mut out).unwrap();
     /// assert_eq!(out.to_vec().unwrap(), [2]);
     /// ```
-    pub fn argmax_into<T: Scalar>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<u64>) -> Result<()> {
+    pub fn argmax_into<T: Scalar>(
+        &self,
+        x: &(impl DeviceInput<T> + ?Sized),
+        out: &mut (impl DeviceOutput<u64> + ?Sized),
+    ) -> Result<()> {
         self.reducer().argmax_into(x, out)
     }
     /// Stream-ordered [`Reducer::reduce_by`] into `out[0]`.
@@ -659,8 +711,8 @@ impl Context {
     /// ```
     pub fn reduce_by_into<T: Scalar, Op: ReduceOp<T>>(
         &self,
-        x: &DeviceBuffer<T>,
-        out: &mut DeviceBuffer<Op::Acc>,
+        x: &(impl DeviceInput<T> + ?Sized),
+        out: &mut (impl DeviceOutput<Op::Acc> + ?Sized),
     ) -> Result<()>
     where
         Op::Acc: DeviceRepr,
@@ -750,27 +802,9 @@ macro_rules! half_float {
 }
 half_float!(f16, bf16);
 
-/// An input of a reduction: a device buffer, or a host slice (copied to
-/// the device first).
-pub trait Input<T: DeviceRepr> {
-    /// The device buffer, uploading host data into `slot` if needed.
-    fn device<'a>(&'a self, ctx: &Context, slot: &'a mut Option<DeviceBuffer<T>>) -> Result<&'a DeviceBuffer<T>>;
-}
-impl<T: DeviceRepr> Input<T> for &DeviceBuffer<T> {
-    fn device<'a>(&'a self, _: &Context, _: &'a mut Option<DeviceBuffer<T>>) -> Result<&'a DeviceBuffer<T>> {
-        Ok(self)
-    }
-}
-impl<T: DeviceRepr> Input<T> for &[T] {
-    fn device<'a>(&'a self, ctx: &Context, slot: &'a mut Option<DeviceBuffer<T>>) -> Result<&'a DeviceBuffer<T>> {
-        Ok(slot.insert(ctx.upload(self)?))
-    }
-}
-impl<T: DeviceRepr> Input<T> for &Vec<T> {
-    fn device<'a>(&'a self, ctx: &Context, slot: &'a mut Option<DeviceBuffer<T>>) -> Result<&'a DeviceBuffer<T>> {
-        Ok(slot.insert(ctx.upload(self)?))
-    }
-}
+/// An input of a reduction: anything [`DeviceInput`] (device buffers,
+/// views, cudarc's memory, host slices).
+pub use crate::buffer::DeviceInput as Input;
 
 /// One pass of the plan: on how many elements, in how many blocks.
 struct Pass {
@@ -846,14 +880,18 @@ impl<'c> Reducer<'c> {
     }
 
     /// Sum; see [`Context::sum`].
-    pub fn sum<T: Scalar>(&self, x: impl Input<T>) -> Result<T::Acc>
+    pub fn sum<T: Scalar>(&self, x: impl DeviceInput<T>) -> Result<T::Acc>
     where
         T::Acc: DeviceRepr,
     {
         self.value::<Plain<T, kops::Sum>>(Kernels::of::<T, T::Acc>(Op::Sum), x, None, Post::None)
     }
     /// Stream-ordered sum into `out[0]`; see [`Context::sum_into`].
-    pub fn sum_into<T: Scalar>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<T::Acc>) -> Result<()>
+    pub fn sum_into<T: Scalar>(
+        &self,
+        x: &(impl DeviceInput<T> + ?Sized),
+        out: &mut (impl DeviceOutput<T::Acc> + ?Sized),
+    ) -> Result<()>
     where
         T::Acc: DeviceRepr,
     {
@@ -878,8 +916,8 @@ impl<'c> Reducer<'c> {
     /// ```
     pub fn sum_with_temp<T: Scalar>(
         &self,
-        x: &DeviceBuffer<T>,
-        out: &mut DeviceBuffer<T::Acc>,
+        x: &(impl DeviceInput<T> + ?Sized),
+        out: &mut (impl DeviceOutput<T::Acc> + ?Sized),
         temp: &mut ReduceTemp,
     ) -> Result<()>
     where
@@ -889,14 +927,18 @@ impl<'c> Reducer<'c> {
     }
 
     /// Product; see [`Context::product`].
-    pub fn product<T: Scalar>(&self, x: impl Input<T>) -> Result<T::Acc>
+    pub fn product<T: Scalar>(&self, x: impl DeviceInput<T>) -> Result<T::Acc>
     where
         T::Acc: DeviceRepr,
     {
         self.value::<Plain<T, kops::Product>>(Kernels::of::<T, T::Acc>(Op::Product), x, None, Post::None)
     }
     /// Stream-ordered product into `out[0]`.
-    pub fn product_into<T: Scalar>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<T::Acc>) -> Result<()>
+    pub fn product_into<T: Scalar>(
+        &self,
+        x: &(impl DeviceInput<T> + ?Sized),
+        out: &mut (impl DeviceOutput<T::Acc> + ?Sized),
+    ) -> Result<()>
     where
         T::Acc: DeviceRepr,
     {
@@ -906,8 +948,8 @@ impl<'c> Reducer<'c> {
     /// temporary storage.
     pub fn product_with_temp<T: Scalar>(
         &self,
-        x: &DeviceBuffer<T>,
-        out: &mut DeviceBuffer<T::Acc>,
+        x: &(impl DeviceInput<T> + ?Sized),
+        out: &mut (impl DeviceOutput<T::Acc> + ?Sized),
         temp: &mut ReduceTemp,
     ) -> Result<()>
     where
@@ -918,38 +960,46 @@ impl<'c> Reducer<'c> {
     }
 
     /// Minimum; see [`Context::min`].
-    pub fn min<T: Scalar>(&self, x: impl Input<T>) -> Result<T> {
+    pub fn min<T: Scalar>(&self, x: impl DeviceInput<T>) -> Result<T> {
         self.value::<Plain<T, kops::Min>>(Kernels::of::<T, T>(Op::Min), x, None, Post::None)
     }
     /// Stream-ordered minimum into `out[0]`.
-    pub fn min_into<T: Scalar>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<T>) -> Result<()> {
+    pub fn min_into<T: Scalar>(
+        &self,
+        x: &(impl DeviceInput<T> + ?Sized),
+        out: &mut (impl DeviceOutput<T> + ?Sized),
+    ) -> Result<()> {
         self.reduce::<Plain<T, kops::Min>, _>(Kernels::of::<T, T>(Op::Min), x, None, out, None, Post::None)
     }
     /// [`min_into`](Reducer::min_into) with caller-provided temporary
     /// storage.
     pub fn min_with_temp<T: Scalar>(
         &self,
-        x: &DeviceBuffer<T>,
-        out: &mut DeviceBuffer<T>,
+        x: &(impl DeviceInput<T> + ?Sized),
+        out: &mut (impl DeviceOutput<T> + ?Sized),
         temp: &mut ReduceTemp,
     ) -> Result<()> {
         self.reduce::<Plain<T, kops::Min>, _>(Kernels::of::<T, T>(Op::Min), x, None, out, Some(temp), Post::None)
     }
 
     /// Maximum; see [`Context::max`].
-    pub fn max<T: Scalar>(&self, x: impl Input<T>) -> Result<T> {
+    pub fn max<T: Scalar>(&self, x: impl DeviceInput<T>) -> Result<T> {
         self.value::<Plain<T, kops::Max>>(Kernels::of::<T, T>(Op::Max), x, None, Post::None)
     }
     /// Stream-ordered maximum into `out[0]`.
-    pub fn max_into<T: Scalar>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<T>) -> Result<()> {
+    pub fn max_into<T: Scalar>(
+        &self,
+        x: &(impl DeviceInput<T> + ?Sized),
+        out: &mut (impl DeviceOutput<T> + ?Sized),
+    ) -> Result<()> {
         self.reduce::<Plain<T, kops::Max>, _>(Kernels::of::<T, T>(Op::Max), x, None, out, None, Post::None)
     }
     /// [`max_into`](Reducer::max_into) with caller-provided temporary
     /// storage.
     pub fn max_with_temp<T: Scalar>(
         &self,
-        x: &DeviceBuffer<T>,
-        out: &mut DeviceBuffer<T>,
+        x: &(impl DeviceInput<T> + ?Sized),
+        out: &mut (impl DeviceOutput<T> + ?Sized),
         temp: &mut ReduceTemp,
     ) -> Result<()> {
         self.reduce::<Plain<T, kops::Max>, _>(Kernels::of::<T, T>(Op::Max), x, None, out, Some(temp), Post::None)
@@ -967,7 +1017,7 @@ impl<'c> Reducer<'c> {
     /// assert_eq!(ctx.reducer().reduce_by::<i32, Max>(&x).unwrap(), 12);
     /// assert_eq!(ctx.reducer().reduce_by::<i32, Sum>(&x).unwrap(), 8);
     /// ```
-    pub fn reduce_by<T: Scalar, Op: ReduceOp<T>>(&self, x: impl Input<T>) -> Result<Op::Acc>
+    pub fn reduce_by<T: Scalar, Op: ReduceOp<T>>(&self, x: impl DeviceInput<T>) -> Result<Op::Acc>
     where
         Op::Acc: DeviceRepr,
     {
@@ -976,8 +1026,8 @@ impl<'c> Reducer<'c> {
     /// Stream-ordered [`reduce_by`](Reducer::reduce_by) into `out[0]`.
     pub fn reduce_by_into<T: Scalar, Op: ReduceOp<T>>(
         &self,
-        x: &DeviceBuffer<T>,
-        out: &mut DeviceBuffer<Op::Acc>,
+        x: &(impl DeviceInput<T> + ?Sized),
+        out: &mut (impl DeviceOutput<Op::Acc> + ?Sized),
     ) -> Result<()>
     where
         Op::Acc: DeviceRepr,
@@ -989,8 +1039,8 @@ impl<'c> Reducer<'c> {
     /// temporary storage.
     pub fn reduce_by_with_temp<T: Scalar, Op: ReduceOp<T>>(
         &self,
-        x: &DeviceBuffer<T>,
-        out: &mut DeviceBuffer<Op::Acc>,
+        x: &(impl DeviceInput<T> + ?Sized),
+        out: &mut (impl DeviceOutput<Op::Acc> + ?Sized),
         temp: &mut ReduceTemp,
     ) -> Result<()>
     where
@@ -1006,19 +1056,23 @@ impl<'c> Reducer<'c> {
     /// # let ctx = gpuprim::Context::new().unwrap();
     /// assert_eq!(ctx.reducer().and(&[0b1110u32, 0b0111][..]).unwrap(), 0b0110);
     /// ```
-    pub fn and<T: Scalar + Integer>(&self, x: impl Input<T>) -> Result<T> {
+    pub fn and<T: Scalar + Integer>(&self, x: impl DeviceInput<T>) -> Result<T> {
         self.value::<Plain<T, kops::BitAnd>>(Kernels::of::<T, T>(Op::And), x, None, Post::None)
     }
     /// Stream-ordered bitwise and into `out[0]`.
-    pub fn and_into<T: Scalar + Integer>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<T>) -> Result<()> {
+    pub fn and_into<T: Scalar + Integer>(
+        &self,
+        x: &(impl DeviceInput<T> + ?Sized),
+        out: &mut (impl DeviceOutput<T> + ?Sized),
+    ) -> Result<()> {
         self.reduce::<Plain<T, kops::BitAnd>, _>(Kernels::of::<T, T>(Op::And), x, None, out, None, Post::None)
     }
     /// [`and_into`](Reducer::and_into) with caller-provided temporary
     /// storage.
     pub fn and_with_temp<T: Scalar + Integer>(
         &self,
-        x: &DeviceBuffer<T>,
-        out: &mut DeviceBuffer<T>,
+        x: &(impl DeviceInput<T> + ?Sized),
+        out: &mut (impl DeviceOutput<T> + ?Sized),
         temp: &mut ReduceTemp,
     ) -> Result<()> {
         self.reduce::<Plain<T, kops::BitAnd>, _>(Kernels::of::<T, T>(Op::And), x, None, out, Some(temp), Post::None)
@@ -1029,18 +1083,22 @@ impl<'c> Reducer<'c> {
     /// # let ctx = gpuprim::Context::new().unwrap();
     /// assert_eq!(ctx.reducer().or(&[0b1000u64, 0b0001][..]).unwrap(), 0b1001);
     /// ```
-    pub fn or<T: Scalar + Integer>(&self, x: impl Input<T>) -> Result<T> {
+    pub fn or<T: Scalar + Integer>(&self, x: impl DeviceInput<T>) -> Result<T> {
         self.value::<Plain<T, kops::BitOr>>(Kernels::of::<T, T>(Op::Or), x, None, Post::None)
     }
     /// Stream-ordered bitwise or into `out[0]`.
-    pub fn or_into<T: Scalar + Integer>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<T>) -> Result<()> {
+    pub fn or_into<T: Scalar + Integer>(
+        &self,
+        x: &(impl DeviceInput<T> + ?Sized),
+        out: &mut (impl DeviceOutput<T> + ?Sized),
+    ) -> Result<()> {
         self.reduce::<Plain<T, kops::BitOr>, _>(Kernels::of::<T, T>(Op::Or), x, None, out, None, Post::None)
     }
     /// [`or_into`](Reducer::or_into) with caller-provided temporary storage.
     pub fn or_with_temp<T: Scalar + Integer>(
         &self,
-        x: &DeviceBuffer<T>,
-        out: &mut DeviceBuffer<T>,
+        x: &(impl DeviceInput<T> + ?Sized),
+        out: &mut (impl DeviceOutput<T> + ?Sized),
         temp: &mut ReduceTemp,
     ) -> Result<()> {
         self.reduce::<Plain<T, kops::BitOr>, _>(Kernels::of::<T, T>(Op::Or), x, None, out, Some(temp), Post::None)
@@ -1051,69 +1109,78 @@ impl<'c> Reducer<'c> {
     /// # let ctx = gpuprim::Context::new().unwrap();
     /// assert_eq!(ctx.reducer().xor(&[0b1100i32, 0b1010][..]).unwrap(), 0b0110);
     /// ```
-    pub fn xor<T: Scalar + Integer>(&self, x: impl Input<T>) -> Result<T> {
+    pub fn xor<T: Scalar + Integer>(&self, x: impl DeviceInput<T>) -> Result<T> {
         self.value::<Plain<T, kops::BitXor>>(Kernels::of::<T, T>(Op::Xor), x, None, Post::None)
     }
     /// Stream-ordered bitwise xor into `out[0]`.
-    pub fn xor_into<T: Scalar + Integer>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<T>) -> Result<()> {
+    pub fn xor_into<T: Scalar + Integer>(
+        &self,
+        x: &(impl DeviceInput<T> + ?Sized),
+        out: &mut (impl DeviceOutput<T> + ?Sized),
+    ) -> Result<()> {
         self.reduce::<Plain<T, kops::BitXor>, _>(Kernels::of::<T, T>(Op::Xor), x, None, out, None, Post::None)
     }
     /// [`xor_into`](Reducer::xor_into) with caller-provided temporary
     /// storage.
     pub fn xor_with_temp<T: Scalar + Integer>(
         &self,
-        x: &DeviceBuffer<T>,
-        out: &mut DeviceBuffer<T>,
+        x: &(impl DeviceInput<T> + ?Sized),
+        out: &mut (impl DeviceOutput<T> + ?Sized),
         temp: &mut ReduceTemp,
     ) -> Result<()> {
         self.reduce::<Plain<T, kops::BitXor>, _>(Kernels::of::<T, T>(Op::Xor), x, None, out, Some(temp), Post::None)
     }
 
     /// Dot product; see [`Context::dot`].
-    pub fn dot<T: Scalar>(&self, x: impl Input<T>, y: impl Input<T>) -> Result<T::Acc>
+    pub fn dot<T: Scalar>(&self, x: impl DeviceInput<T>, y: impl DeviceInput<T>) -> Result<T::Acc>
     where
         T::Acc: DeviceRepr,
     {
-        let mut slot = None;
-        let y = y.device(self.ctx, &mut slot)?;
-        self.value::<Dot<T>>(Kernels::of::<T, T::Acc>(Op::Dot), x, Some(y), Post::None)
+        let y = y.input(self.ctx)?;
+        self.value::<Dot<T>>(Kernels::of::<T, T::Acc>(Op::Dot), x, Some(y.view), Post::None)
     }
     /// Stream-ordered dot product into `out[0]`; the lengths must match.
     pub fn dot_into<T: Scalar>(
         &self,
-        x: &DeviceBuffer<T>,
-        y: &DeviceBuffer<T>,
-        out: &mut DeviceBuffer<T::Acc>,
+        x: &(impl DeviceInput<T> + ?Sized),
+        y: &(impl DeviceInput<T> + ?Sized),
+        out: &mut (impl DeviceOutput<T::Acc> + ?Sized),
     ) -> Result<()>
     where
         T::Acc: DeviceRepr,
     {
-        self.reduce::<Dot<T>, _>(Kernels::of::<T, T::Acc>(Op::Dot), x, Some(y), out, None, Post::None)
+        let y = y.input(self.ctx)?;
+        self.reduce::<Dot<T>, _>(Kernels::of::<T, T::Acc>(Op::Dot), x, Some(y.view), out, None, Post::None)
     }
     /// [`dot_into`](Reducer::dot_into) with caller-provided temporary
     /// storage.
     pub fn dot_with_temp<T: Scalar>(
         &self,
-        x: &DeviceBuffer<T>,
-        y: &DeviceBuffer<T>,
-        out: &mut DeviceBuffer<T::Acc>,
+        x: &(impl DeviceInput<T> + ?Sized),
+        y: &(impl DeviceInput<T> + ?Sized),
+        out: &mut (impl DeviceOutput<T::Acc> + ?Sized),
         temp: &mut ReduceTemp,
     ) -> Result<()>
     where
         T::Acc: DeviceRepr,
     {
-        self.reduce::<Dot<T>, _>(Kernels::of::<T, T::Acc>(Op::Dot), x, Some(y), out, Some(temp), Post::None)
+        let y = y.input(self.ctx)?;
+        self.reduce::<Dot<T>, _>(Kernels::of::<T, T::Acc>(Op::Dot), x, Some(y.view), out, Some(temp), Post::None)
     }
 
     /// L1 norm; see [`Context::norm1`].
-    pub fn norm1<T: Float>(&self, x: impl Input<T>) -> Result<T::Acc>
+    pub fn norm1<T: Float>(&self, x: impl DeviceInput<T>) -> Result<T::Acc>
     where
         T::Acc: DeviceRepr,
     {
         self.value::<SumAbs<T>>(Kernels::of::<T, T::Acc>(Op::SumAbs), x, None, Post::None)
     }
     /// Stream-ordered L1 norm into `out[0]`.
-    pub fn norm1_into<T: Float>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<T::Acc>) -> Result<()>
+    pub fn norm1_into<T: Float>(
+        &self,
+        x: &(impl DeviceInput<T> + ?Sized),
+        out: &mut (impl DeviceOutput<T::Acc> + ?Sized),
+    ) -> Result<()>
     where
         T::Acc: DeviceRepr,
     {
@@ -1123,8 +1190,8 @@ impl<'c> Reducer<'c> {
     /// storage.
     pub fn norm1_with_temp<T: Float>(
         &self,
-        x: &DeviceBuffer<T>,
-        out: &mut DeviceBuffer<T::Acc>,
+        x: &(impl DeviceInput<T> + ?Sized),
+        out: &mut (impl DeviceOutput<T::Acc> + ?Sized),
         temp: &mut ReduceTemp,
     ) -> Result<()>
     where
@@ -1141,14 +1208,18 @@ impl<'c> Reducer<'c> {
     /// assert_eq!(ctx.reducer().sum_squares(&[1i32, 2, 3][..]).unwrap(), 14);
     /// assert_eq!(ctx.reducer().sum_squares(&[-128i8, 127][..]).unwrap(), 32_513i64);
     /// ```
-    pub fn sum_squares<T: Scalar>(&self, x: impl Input<T>) -> Result<T::Acc>
+    pub fn sum_squares<T: Scalar>(&self, x: impl DeviceInput<T>) -> Result<T::Acc>
     where
         T::Acc: DeviceRepr,
     {
         self.value::<SumSquares<T>>(Kernels::of::<T, T::Acc>(Op::SumSquares), x, None, Post::None)
     }
     /// Stream-ordered sum of squares into `out[0]`.
-    pub fn sum_squares_into<T: Scalar>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<T::Acc>) -> Result<()>
+    pub fn sum_squares_into<T: Scalar>(
+        &self,
+        x: &(impl DeviceInput<T> + ?Sized),
+        out: &mut (impl DeviceOutput<T::Acc> + ?Sized),
+    ) -> Result<()>
     where
         T::Acc: DeviceRepr,
     {
@@ -1158,8 +1229,8 @@ impl<'c> Reducer<'c> {
     /// temporary storage.
     pub fn sum_squares_with_temp<T: Scalar>(
         &self,
-        x: &DeviceBuffer<T>,
-        out: &mut DeviceBuffer<T::Acc>,
+        x: &(impl DeviceInput<T> + ?Sized),
+        out: &mut (impl DeviceOutput<T::Acc> + ?Sized),
         temp: &mut ReduceTemp,
     ) -> Result<()>
     where
@@ -1170,7 +1241,7 @@ impl<'c> Reducer<'c> {
     }
 
     /// Euclidean norm; see [`Context::norm2`].
-    pub fn norm2<T: Float>(&self, x: impl Input<T>) -> Result<T::Acc>
+    pub fn norm2<T: Float>(&self, x: impl DeviceInput<T>) -> Result<T::Acc>
     where
         T::Acc: DeviceRepr,
     {
@@ -1179,7 +1250,11 @@ impl<'c> Reducer<'c> {
     }
     /// Stream-ordered Euclidean norm into `out[0]`: the sum of squares,
     /// then its square root on the device.
-    pub fn norm2_into<T: Float>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<T::Acc>) -> Result<()>
+    pub fn norm2_into<T: Float>(
+        &self,
+        x: &(impl DeviceInput<T> + ?Sized),
+        out: &mut (impl DeviceOutput<T::Acc> + ?Sized),
+    ) -> Result<()>
     where
         T::Acc: DeviceRepr,
     {
@@ -1190,8 +1265,8 @@ impl<'c> Reducer<'c> {
     /// storage.
     pub fn norm2_with_temp<T: Float>(
         &self,
-        x: &DeviceBuffer<T>,
-        out: &mut DeviceBuffer<T::Acc>,
+        x: &(impl DeviceInput<T> + ?Sized),
+        out: &mut (impl DeviceOutput<T::Acc> + ?Sized),
         temp: &mut ReduceTemp,
     ) -> Result<()>
     where
@@ -1202,71 +1277,84 @@ impl<'c> Reducer<'c> {
     }
 
     /// Root mean square; see [`Context::rms`].
-    pub fn rms<T: Float>(&self, x: impl Input<T>) -> Result<T::Acc>
+    pub fn rms<T: Float>(&self, x: impl DeviceInput<T>) -> Result<T::Acc>
     where
         T::Acc: DeviceRepr,
     {
-        let mut slot = None;
-        let x = x.device(self.ctx, &mut slot)?;
-        let post = Post::SqrtMean { divisor: x.len() as u64 };
-        self.value::<SumSquares<T>>(Kernels::of::<T, T::Acc>(Op::SumSquares), x, None, post)
+        let x = x.input(self.ctx)?;
+        let post = Post::SqrtMean { divisor: x.view.len() as u64 };
+        self.value::<SumSquares<T>>(Kernels::of::<T, T::Acc>(Op::SumSquares), x.view, None, post)
     }
     /// Stream-ordered root mean square into `out[0]` (`0` for empty
     /// input): the sum of squares, then `sqrt(s / n)` on the device.
-    pub fn rms_into<T: Float>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<T::Acc>) -> Result<()>
+    pub fn rms_into<T: Float>(
+        &self,
+        x: &(impl DeviceInput<T> + ?Sized),
+        out: &mut (impl DeviceOutput<T::Acc> + ?Sized),
+    ) -> Result<()>
     where
         T::Acc: DeviceRepr,
     {
-        let post = Post::SqrtMean { divisor: x.len() as u64 };
-        self.reduce::<SumSquares<T>, _>(Kernels::of::<T, T::Acc>(Op::SumSquares), x, None, out, None, post)
+        let x = x.input(self.ctx)?;
+        let post = Post::SqrtMean { divisor: x.view.len() as u64 };
+        self.reduce::<SumSquares<T>, _>(Kernels::of::<T, T::Acc>(Op::SumSquares), &x.view, None, out, None, post)
     }
     /// [`rms_into`](Reducer::rms_into) with caller-provided temporary
     /// storage.
     pub fn rms_with_temp<T: Float>(
         &self,
-        x: &DeviceBuffer<T>,
-        out: &mut DeviceBuffer<T::Acc>,
+        x: &(impl DeviceInput<T> + ?Sized),
+        out: &mut (impl DeviceOutput<T::Acc> + ?Sized),
         temp: &mut ReduceTemp,
     ) -> Result<()>
     where
         T::Acc: DeviceRepr,
     {
-        let post = Post::SqrtMean { divisor: x.len() as u64 };
-        self.reduce::<SumSquares<T>, _>(Kernels::of::<T, T::Acc>(Op::SumSquares), x, None, out, Some(temp), post)
+        let x = x.input(self.ctx)?;
+        let post = Post::SqrtMean { divisor: x.view.len() as u64 };
+        self.reduce::<SumSquares<T>, _>(Kernels::of::<T, T::Acc>(Op::SumSquares), &x.view, None, out, Some(temp), post)
     }
 
     /// Argmin; see [`Context::argmin`].
-    pub fn argmin<T: Scalar>(&self, x: impl Input<T>) -> Result<Option<(usize, T)>> {
+    pub fn argmin<T: Scalar>(&self, x: impl DeviceInput<T>) -> Result<Option<(usize, T)>> {
         self.arg::<T, Smallest>(Op::ArgMin, x)
     }
     /// Stream-ordered argmin into `out[0]`; see [`Context::argmin_into`].
-    pub fn argmin_into<T: Scalar>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<u64>) -> Result<()> {
+    pub fn argmin_into<T: Scalar>(
+        &self,
+        x: &(impl DeviceInput<T> + ?Sized),
+        out: &mut (impl DeviceOutput<u64> + ?Sized),
+    ) -> Result<()> {
         self.arg_into::<T, Smallest>(Op::ArgMin, x, out, None)
     }
     /// [`argmin_into`](Reducer::argmin_into) with caller-provided temporary
     /// storage.
     pub fn argmin_with_temp<T: Scalar>(
         &self,
-        x: &DeviceBuffer<T>,
-        out: &mut DeviceBuffer<u64>,
+        x: &(impl DeviceInput<T> + ?Sized),
+        out: &mut (impl DeviceOutput<u64> + ?Sized),
         temp: &mut ReduceTemp,
     ) -> Result<()> {
         self.arg_into::<T, Smallest>(Op::ArgMin, x, out, Some(temp))
     }
     /// Argmax; see [`Context::argmax`].
-    pub fn argmax<T: Scalar>(&self, x: impl Input<T>) -> Result<Option<(usize, T)>> {
+    pub fn argmax<T: Scalar>(&self, x: impl DeviceInput<T>) -> Result<Option<(usize, T)>> {
         self.arg::<T, Largest>(Op::ArgMax, x)
     }
     /// Stream-ordered argmax into `out[0]`; see [`Context::argmax_into`].
-    pub fn argmax_into<T: Scalar>(&self, x: &DeviceBuffer<T>, out: &mut DeviceBuffer<u64>) -> Result<()> {
+    pub fn argmax_into<T: Scalar>(
+        &self,
+        x: &(impl DeviceInput<T> + ?Sized),
+        out: &mut (impl DeviceOutput<u64> + ?Sized),
+    ) -> Result<()> {
         self.arg_into::<T, Largest>(Op::ArgMax, x, out, None)
     }
     /// [`argmax_into`](Reducer::argmax_into) with caller-provided temporary
     /// storage.
     pub fn argmax_with_temp<T: Scalar>(
         &self,
-        x: &DeviceBuffer<T>,
-        out: &mut DeviceBuffer<u64>,
+        x: &(impl DeviceInput<T> + ?Sized),
+        out: &mut (impl DeviceOutput<u64> + ?Sized),
         temp: &mut ReduceTemp,
     ) -> Result<()> {
         self.arg_into::<T, Largest>(Op::ArgMax, x, out, Some(temp))
@@ -1298,8 +1386,8 @@ impl<'c> Reducer<'c> {
     fn arg_into<T: Scalar, E: Extreme>(
         &self,
         op: Op,
-        x: &DeviceBuffer<T>,
-        out: &mut DeviceBuffer<u64>,
+        x: &(impl DeviceInput<T> + ?Sized),
+        out: &mut (impl DeviceOutput<u64> + ?Sized),
         temp: Option<&mut ReduceTemp>,
     ) -> Result<()> {
         // The partials hold the value widened to 8 bytes: their kernels are
@@ -1308,9 +1396,9 @@ impl<'c> Reducer<'c> {
         self.reduce::<Arg<T, E>, u64>(k, x, None, out, temp, Post::ArgIndex)
     }
 
-    fn arg<T: Scalar, E: Extreme>(&self, op: Op, x: impl Input<T>) -> Result<Option<(usize, T)>> {
-        let mut slot = None;
-        let x = x.device(self.ctx, &mut slot)?;
+    fn arg<T: Scalar, E: Extreme>(&self, op: Op, x: impl DeviceInput<T>) -> Result<Option<(usize, T)>> {
+        let x = x.input(self.ctx)?;
+        let x = &x.view;
         if x.is_empty() {
             return Ok(None);
         }
@@ -1322,22 +1410,26 @@ impl<'c> Reducer<'c> {
         // Read the winning element back exactly (the accumulator holds it
         // widened).
         let mut one = [T::default()];
-        x.copy_to_host_at(i, &mut one)?;
+        x.copy_to_host_at(self.ctx, i, &mut one)?;
         Ok(Some((i, one[0])))
     }
 
     /// A reduction returned to the host: into a one-element buffer, then
     /// read back.
-    fn value<R>(&self, k: Kernels, x: impl Input<R::In>, y: Option<&DeviceBuffer<R::In>>, post: Post) -> Result<R::Acc>
+    fn value<R>(
+        &self,
+        k: Kernels,
+        x: impl DeviceInput<R::In>,
+        y: Option<DeviceSlice<'_, R::In>>,
+        post: Post,
+    ) -> Result<R::Acc>
     where
         R: Reduction,
         R::In: DeviceRepr,
         R::Acc: DeviceRepr,
     {
-        let mut slot = None;
-        let x = x.device(self.ctx, &mut slot)?;
         let mut out = self.ctx.alloc::<R::Acc>(1)?;
-        self.reduce::<R, R::Acc>(k, x, y, &mut out, None, post)?;
+        self.reduce::<R, R::Acc>(k, &x, y, &mut out, None, post)?;
         let mut v = [R::Acc::default()];
         out.copy_to_host(&mut v)?;
         Ok(v[0])
@@ -1350,9 +1442,33 @@ impl<'c> Reducer<'c> {
     fn reduce<R, O>(
         &self,
         k: Kernels,
-        x: &DeviceBuffer<R::In>,
-        y: Option<&DeviceBuffer<R::In>>,
-        out: &mut DeviceBuffer<O>,
+        x: &(impl DeviceInput<R::In> + ?Sized),
+        y: Option<DeviceSlice<'_, R::In>>,
+        out: &mut (impl DeviceOutput<O> + ?Sized),
+        temp: Option<&mut ReduceTemp>,
+        post: Post,
+    ) -> Result<()>
+    where
+        R: Reduction,
+        R::In: DeviceRepr,
+        R::Acc: DeviceRepr,
+        O: DeviceRepr,
+    {
+        let x = x.input(self.ctx)?;
+        let mut out = out.output(self.ctx)?;
+        if let Some(t) = &temp {
+            self.ctx.check_domain(t.buf.context().domain(), "reduction temporary storage")?;
+        }
+        self.reduce_views::<R, O>(k, x.view, y, out.view.reborrow(), temp, post)
+    }
+
+    /// [`Reducer::reduce`] on resolved views.
+    fn reduce_views<R, O>(
+        &self,
+        k: Kernels,
+        x: DeviceSlice<'_, R::In>,
+        y: Option<DeviceSlice<'_, R::In>>,
+        out: DeviceSliceMut<'_, O>,
         temp: Option<&mut ReduceTemp>,
         post: Post,
     ) -> Result<()>

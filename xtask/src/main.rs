@@ -8,7 +8,6 @@ mod artifact;
 mod bundle;
 mod consumer;
 mod ptx;
-mod runtime;
 mod setup;
 mod testrun;
 mod util;
@@ -30,9 +29,8 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Cmd {
-    /// Install the pinned toolchain and ptxas; build a libcuda.so stub where
-    /// no CUDA toolkit or no driver is installed. Every other command runs it
-    /// first.
+    /// Install the pinned toolchain and ptxas (for the kernels' artifact
+    /// build). Every other command runs it first.
     Setup,
     /// Build the kernels (sm_70 PTX), split them into modules, assemble those
     /// for sm_80 and sm_90 and write the committed files host/kernels/*.zst,
@@ -136,7 +134,6 @@ fn run(cmd: Cmd) -> Result<()> {
             }
             // Absolute: cargo runs benches in the package directory (host/).
             cmd.args(&extra).arg("--out").arg(&out);
-            runtime::apply(&repo, &mut cmd)?;
             util::run(&mut cmd)?;
             println!("bench: results in {}", repo.rel(&out));
             Ok(())
@@ -147,7 +144,6 @@ fn run(cmd: Cmd) -> Result<()> {
             if !extra.is_empty() {
                 cmd.arg("--").args(&extra);
             }
-            runtime::apply(&repo, &mut cmd)?;
             util::run(&mut cmd)
         }
         Cmd::GpuBundle { keep_debug } => bundle::run(&repo, keep_debug),

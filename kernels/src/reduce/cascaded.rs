@@ -102,11 +102,12 @@ pub const UNROLL: usize = 4;
 /// (`G` blocks, `U = UNROLL`): each of the `U` loads of a warp reads 512
 /// contiguous bytes.
 ///
-/// Launch: as variant 7. `a` and `b` must be 16-byte aligned (device
-/// allocations are).
+/// Launch: as variant 7. Inputs that are not 16-byte aligned (views that
+/// start inside an allocation) are read by the scalar grid-stride loop of
+/// variant 8 instead.
 ///
 /// # Safety
-/// As [`super::interleaved::reduce_interleaved`], plus the alignment.
+/// As [`super::interleaved::reduce_interleaved`].
 pub unsafe fn reduce_vectorized<R: Reduction, const B: u32>(
     a: *const R::In,
     b: *const R::In,
@@ -117,8 +118,12 @@ pub unsafe fn reduce_vectorized<R: Reduction, const B: u32>(
     mode: u32,
 ) {
     let s = Shared::<R::Acc>::dynamic();
+    // A view may start anywhere its element type allows; 16-byte loads need
+    // 16-byte alignment (of both inputs), else the scalar loop reads it.
+    let aligned = (a as usize).is_multiple_of(16) && (b as usize).is_multiple_of(16);
     // SAFETY (every arm): forwarded; W elements of `In` are 16 bytes.
     let acc = match core::mem::size_of::<R::In>() {
+        _ if !aligned => unsafe { grid_stride::<R, B>(a, b, n) },
         1 => unsafe { vector_pass::<R, B, 16, 4>(a, b, n) },
         2 => unsafe { vector_pass::<R, B, 8, 4>(a, b, n) },
         4 => unsafe { vector_pass::<R, B, 4, 4>(a, b, n) },
