@@ -42,10 +42,10 @@ pub use buffer::{DeviceBuffer, DeviceInput, DeviceOutput, DeviceRepr, DeviceSlic
 pub use context::{Context, Event, LaunchConfig};
 /// The cudarc version gpuprim is built with, for its stream and memory types.
 pub use cudarc;
-/// The `half` crate's `f16` and `bf16`, element types of reductions.
-pub use half;
 pub use error::{Error, Result};
 pub use gpuprim_kernels::Arg;
+/// The `half` crate's `f16` and `bf16`, element types of reductions.
+pub use half;
 pub use scan::{Scan, ScanAlgorithm, ScanTemp};
 
 /// The README's example, compiled and run as a doc test.

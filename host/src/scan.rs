@@ -297,7 +297,11 @@ impl Context {
     /// assert_eq!(y.to_vec()?, [1.0, 3.0, 6.0, 10.0]);
     /// # Ok(()) }
     /// ```
-    pub fn inclusive_scan<T: Scalar>(&self, input: &impl DeviceInput<T>, output: &mut impl DeviceOutput<T>) -> Result<()> {
+    pub fn inclusive_scan<T: Scalar>(
+        &self,
+        input: &impl DeviceInput<T>,
+        output: &mut impl DeviceOutput<T>,
+    ) -> Result<()> {
         self.scan().inclusive(input, output, Sum)
     }
 
@@ -475,7 +479,11 @@ impl<'c> Scan<'c> {
     /// assert_eq!(x.to_vec()?, [2, 6, -6, -24]);
     /// # Ok(()) }
     /// ```
-    pub fn inclusive_in_place<T: ScanItem, Op: ScanOp<T>>(&self, data: &mut impl DeviceOutput<T>, op: Op) -> Result<()> {
+    pub fn inclusive_in_place<T: ScanItem, Op: ScanOp<T>>(
+        &self,
+        data: &mut impl DeviceOutput<T>,
+        op: Op,
+    ) -> Result<()> {
         let _ = op;
         self.run_io::<T, Op>(None::<&DeviceBuffer<T>>, data, Op::identity(), false, None)
     }
@@ -651,7 +659,13 @@ impl<'c> Scan<'c> {
         // SAFETY: l, u and maps hold n elements each: what the kernel reads
         // and writes.
         unsafe { self.launch(&maps_name, grid, 256, 0, &args)? };
-        self.run::<Affine<T>, Compose>(Source::InPlace, maps.as_slice_mut(), Affine::new(<T as Ring>::ZERO, v0), false, None)?;
+        self.run::<Affine<T>, Compose>(
+            Source::InPlace,
+            maps.as_slice_mut(),
+            Affine::new(<T as Ring>::ZERO, v0),
+            false,
+            None,
+        )?;
         let args = [maps.arg(), out.arg(), (n as u64).into()];
         // SAFETY: maps and out hold n elements each.
         unsafe { self.launch(&values_name, grid, 256, 0, &args) }

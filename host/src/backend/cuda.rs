@@ -90,7 +90,8 @@ impl Cuda {
                 reason: "gpuprim's kernels need compute capability 7.0 (Volta) or newer".into(),
             });
         }
-        let sms = ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT).unwrap_or(1).max(1) as u32;
+        let sms =
+            ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT).unwrap_or(1).max(1) as u32;
         Ok(Cuda {
             ctx,
             name,
@@ -225,9 +226,7 @@ impl Cuda {
         let mut base = 0u64;
         let mut size = 0usize;
         // SAFETY: out-pointers to locals.
-        unsafe { sys::cuMemGetAddressRange_v2(&mut base, &mut size, ptr) }
-            .result()
-            .during("cuMemGetAddressRange")?;
+        unsafe { sys::cuMemGetAddressRange_v2(&mut base, &mut size, ptr) }.result().during("cuMemGetAddressRange")?;
         Ok((base, size))
     }
 
@@ -325,7 +324,10 @@ impl Cuda {
         let func = self.function(name)?;
         let mut ptrs = [std::ptr::null_mut::<c_void>(); 16];
         if slots.len() > ptrs.len() {
-            return Err(Error::BadLaunch { kernel: name.into(), reason: format!("{} parameters (at most 16)", slots.len()) });
+            return Err(Error::BadLaunch {
+                kernel: name.into(),
+                reason: format!("{} parameters (at most 16)", slots.len()),
+            });
         }
         for (p, s) in ptrs.iter_mut().zip(slots.iter_mut()) {
             *p = s as *mut u64 as *mut c_void;
