@@ -286,7 +286,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
 
     /// The buffer's contents as a `Vec`.
     pub fn to_vec(&self) -> Result<Vec<T>> {
-        self.as_slice().to_vec_on(&self.ctx)
+        self.as_slice().read_all_on(&self.ctx)
     }
 
     /// Fill every byte with `0xFF` (NaN for floats, all ones for integers),
@@ -426,10 +426,10 @@ impl<'a, T: DeviceRepr> DeviceSlice<'a, T> {
     /// The view's contents as a `Vec`, read after the work queued on
     /// `ctx`'s stream.
     pub fn to_vec(&self, ctx: &Context) -> Result<Vec<T>> {
-        self.to_vec_on(ctx)
+        self.read_all_on(ctx)
     }
 
-    fn to_vec_on(&self, ctx: &Context) -> Result<Vec<T>> {
+    fn read_all_on(&self, ctx: &Context) -> Result<Vec<T>> {
         let mut v = vec![T::default(); self.len];
         self.copy_to_host_on(ctx, &mut v)?;
         Ok(v)
@@ -521,7 +521,7 @@ impl<'a, T: DeviceRepr> DeviceSliceMut<'a, T> {
     /// The view's contents as a `Vec`, read after the work queued on
     /// `ctx`'s stream.
     pub fn to_vec(&self, ctx: &Context) -> Result<Vec<T>> {
-        self.as_slice().to_vec_on(ctx)
+        self.as_slice().read_all_on(ctx)
     }
 }
 

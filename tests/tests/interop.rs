@@ -61,8 +61,8 @@ backend_test!(views_reduce_and_scan_parts_of_a_buffer, |ctx| {
     for (a, b) in [(0, 1000), (1, 999), (250, 251), (300, 300), (17, 800)] {
         let view = buf.slice(a..b).unwrap();
         assert_eq!(view.len(), b - a);
-        assert_eq!(ctx.sum(&view).unwrap(), data[a..b].iter().sum::<i32>(), "{a}..{b}");
-        assert_eq!(ctx.max(&view).unwrap(), data[a..b].iter().copied().max().unwrap_or(i32::MIN), "{a}..{b}");
+        assert_eq!(ctx.sum(view).unwrap(), data[a..b].iter().sum::<i32>(), "{a}..{b}");
+        assert_eq!(ctx.max(view).unwrap(), data[a..b].iter().copied().max().unwrap_or(i32::MIN), "{a}..{b}");
     }
     // Scan into the middle of a larger, poisoned output; the rest untouched.
     let mut out = ctx.alloc::<i32>(1200).unwrap();
@@ -84,9 +84,9 @@ backend_test!(views_reduce_and_scan_parts_of_a_buffer, |ctx| {
 backend_test!(empty_views_give_the_identity_or_nothing, |ctx| {
     let buf = ctx.upload(&ints(10)).unwrap();
     let empty = buf.slice(4..4).unwrap();
-    assert_eq!(ctx.sum(&empty).unwrap(), 0);
-    assert_eq!(ctx.min(&empty).unwrap(), i32::MAX);
-    assert_eq!(ctx.argmax(&empty).unwrap(), None);
+    assert_eq!(ctx.sum(empty).unwrap(), 0);
+    assert_eq!(ctx.min(empty).unwrap(), i32::MAX);
+    assert_eq!(ctx.argmax(empty).unwrap(), None);
     let mut out = ctx.alloc::<i32>(0).unwrap();
     ctx.inclusive_scan(&empty, &mut out).unwrap();
     ctx.exclusive_scan(&empty, &mut out.as_slice_mut(), 5).unwrap();
@@ -115,14 +115,14 @@ backend_test!(raw_pointer_views_are_checked, |ctx| {
     // SAFETY: `owned` outlives every view below and nothing else writes it.
     unsafe {
         let view = DeviceSlice::<i32>::from_raw_parts(ctx, base + 8, 60).unwrap();
-        assert_eq!(ctx.sum(&view).unwrap(), data[2..62].iter().sum::<i32>());
+        assert_eq!(ctx.sum(view).unwrap(), data[2..62].iter().sum::<i32>());
         assert!(matches!(
             DeviceSlice::<i32>::from_raw_parts(ctx, base + 2, 4),
             Err(Error::Misaligned { align: 4, .. })
         ));
         assert!(matches!(DeviceSlice::<i32>::from_raw_parts(ctx, base + 8, 63), Err(Error::OutOfRange { .. })));
         assert!(matches!(DeviceSlice::<i32>::from_raw_parts(ctx, base, usize::MAX / 2), Err(Error::TooLarge { .. })));
-        let host = vec![0u64; 16];
+        let host = [0u64; 16];
         assert!(matches!(
             DeviceSlice::<u64>::from_raw_parts(ctx, host.as_ptr() as u64, 16),
             Err(Error::ForeignMemory { .. })
@@ -134,7 +134,7 @@ backend_test!(raw_pointer_views_are_checked, |ctx| {
         assert_eq!(out.to_vec().unwrap(), prefix(&data));
         // Zero-length views are valid anywhere inside, or at the end.
         let none = DeviceSlice::<i32>::from_raw_parts(ctx, base + 256, 0).unwrap();
-        assert_eq!(ctx.sum(&none).unwrap(), 0);
+        assert_eq!(ctx.sum(none).unwrap(), 0);
     }
 });
 
@@ -203,7 +203,7 @@ fn cudarc_slices_and_streams_work_with_gpuprim() {
     let data = ints(100_000);
     let x = stream.clone_htod(&data).unwrap();
     assert_eq!(ctx.sum(&x).unwrap(), data.iter().sum::<i32>());
-    assert_eq!(ctx.sum(&x.slice(10..20)).unwrap(), data[10..20].iter().sum::<i32>());
+    assert_eq!(ctx.sum(x.slice(10..20)).unwrap(), data[10..20].iter().sum::<i32>());
     let mut y = stream.alloc_zeros::<i32>(data.len()).unwrap();
     ctx.inclusive_scan(&x, &mut y).unwrap();
     ctx.exclusive_scan(&x.slice(0..1000), &mut y.slice_mut(5000..6000), 7).unwrap();
@@ -233,7 +233,7 @@ proptest! {
         match buf.slice(a..b) {
             Ok(v) => {
                 prop_assert!(a <= b && b <= len);
-                prop_assert_eq!(ctx.sum(&v).unwrap(), data[a..b].iter().sum::<i32>());
+                prop_assert_eq!(ctx.sum(v).unwrap(), data[a..b].iter().sum::<i32>());
             }
             Err(Error::OutOfRange { .. }) => prop_assert!(a > b || b > len),
             Err(e) => prop_assert!(false, "unexpected error {e}"),
