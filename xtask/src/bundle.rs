@@ -80,8 +80,9 @@ pub fn run(repo: &Repo, keep_debug: bool) -> Result<()> {
     let consumer = crate::consumer::build(repo).context("building the consumer")?;
     add_program(&dir, "consumer", &consumer, keep_debug)?;
 
-    // (d) cargo-nextest itself
-    copy_exe(&nextest, &dir.join("cargo-nextest"))?;
+    // (d) cargo-nextest itself, gzip-compressed too (23 MB -> 8 MB: room for
+    // the consumer under MAX_BYTES); run.sh unpacks it like the others.
+    add_program(&dir, "cargo-nextest", &nextest, true)?;
 
     // (e) run.sh
     let commit = git_describe(repo);

@@ -23,11 +23,12 @@
 # OUTDIR (default: target/gpu-results) receives every log, backends.log and
 # the benchmark's JSON/SVG files.
 #
-# The bundle: run.sh, cargo-nextest, tests.tar.zst (nextest's archive of the
-# test binaries), and bench.gz, demo.gz, sanitize.gz, consumer.gz
-# (gzip-compressed, since each embeds the kernels; run.sh unpacks them into
-# a temporary directory: `gzip -dc bench.gz > bench && chmod +x bench` to
-# run one by hand).
+# The bundle: run.sh, tests.tar.zst (nextest's archive of the test
+# binaries), and gzip-compressed programs: cargo-nextest.gz, bench.gz,
+# demo.gz, sanitize.gz, consumer.gz and the other examples (each gpuprim
+# program embeds the kernels). run.sh unpacks them into a temporary
+# directory: `gzip -dc bench.gz > bench && chmod +x bench` to run one by
+# hand.
 
 set -uo pipefail
 
