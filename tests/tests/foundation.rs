@@ -71,6 +71,10 @@ backend_test!(time_held_measures_queued_launches, |ctx| {
     let data: Vec<f32> = (0..1 << 16).map(|i| (i % 7) as f32).collect();
     let input = ctx.upload(&data).unwrap();
     let mut total = ctx.alloc::<f32>(1).unwrap();
+    // Kernels load on first use, and loading waits for the GPU, which a held
+    // stream keeps busy: warm up first, as the bench does.
+    ctx.sum_into(&input, &mut total).unwrap();
+    total.poison().unwrap();
     let ((), t) = ctx.time_held(|| ctx.sum_into(&input, &mut total)).unwrap();
     assert!(t > std::time::Duration::ZERO, "time_held measured {t:?}");
     assert_eq!(total.to_vec().unwrap(), [data.iter().sum::<f32>()]);
