@@ -137,7 +137,7 @@ fn views(ctx: &Context, rng: &mut Rng, n: usize) -> Check {
     let b = n / 2 + rng.below(n - n / 2) + 1;
     let buf = g("upload", ctx.upload(&x))?;
 
-    let got = g("sum of a view", ctx.sum(&g("slice", buf.slice(a..b))?))?;
+    let got = g("sum of a view", ctx.sum(g("slice", buf.slice(a..b))?))?;
     let want = x[a..b].iter().fold(0i32, |s, &v| s.wrapping_add(v));
     if got != want {
         return Err(format!("sum of buf.slice({a}..{b}) of {n}: gpuprim says {got}, the CPU {want}"));
