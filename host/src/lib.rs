@@ -48,7 +48,7 @@ pub use gpuprim_kernels::Arg;
 pub use half;
 pub use scan::{Scan, ScanAlgorithm, ScanTemp};
 
-/// The README's example, compiled and run as a doc test.
-#[doc = include_str!("../../README.md")]
+/// The crate README's examples, compiled and run as doc tests.
+#[doc = include_str!("../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
