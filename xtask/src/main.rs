@@ -82,8 +82,8 @@ enum Cmd {
     /// `cargo package` gpuprim-kernels and gpuprim (verified), and check
     /// their contents and that each .crate stays under 10 MB.
     Package,
-    /// What .ci/run runs: fmt --check, clippy -D warnings, artifact --check,
-    /// ptx, test, consumer, package.
+    /// What .ci/run runs: fmt --check, clippy -D warnings, the cust feature,
+    /// artifact --check, ptx, test, consumer, package.
     Ci,
 }
 
@@ -169,6 +169,19 @@ fn ci(repo: &Repo, setup: &setup::Setup) -> Result<()> {
                     "-D",
                     "warnings",
                 ]))
+            }),
+        ),
+        (
+            "cust",
+            // The `cust` feature (conversions from cust's buffers) compiles.
+            // DOCS_RS makes cust_raw's build script skip its search for a
+            // CUDA installation, which only linking needs.
+            Box::new(|| {
+                util::run(
+                    repo.cargo()
+                        .args(["check", "--release", "-p", "gpuprim", "--features", "cust"])
+                        .env("DOCS_RS", "1"),
+                )
             }),
         ),
         ("artifact", Box::new(|| artifact::run(repo, setup, &artifact::ArtifactArgs { check: true }))),
