@@ -77,6 +77,13 @@ pub(crate) struct StreamState {
     cuda: Option<Arc<CudaStream>>,
 }
 
+impl StreamState {
+    /// A stream (none on the emulator) with no scratch storage yet.
+    fn new(cuda: Option<Arc<CudaStream>>) -> Arc<Self> {
+        Arc::new(StreamState { scratch: Default::default(), cuda })
+    }
+}
+
 /// The entry point: a backend (a CUDA device or the CPU emulator) with the
 /// library's kernels, and a stream that operations queue their work on.
 ///
@@ -185,7 +192,7 @@ impl Context {
         };
         Ok(Context {
             inner: Arc::new(Inner { backend: Backend::Cuda(Box::new(cuda)), kernels: kernel_table() }),
-            stream: Arc::new(StreamState { scratch: Default::default(), cuda: Some(stream) }),
+            stream: StreamState::new(Some(stream)),
         })
     }
 
@@ -205,20 +212,14 @@ impl Context {
         if self.backend() == BackendKind::Emulator {
             return Ok(self.clone());
         }
-        Ok(Context {
-            inner: self.inner.clone(),
-            stream: Arc::new(StreamState { scratch: Default::default(), cuda: Some(stream) }),
-        })
+        Ok(Context { inner: self.inner.clone(), stream: StreamState::new(Some(stream)) })
     }
 
     /// The same device on a new stream of its own (for concurrent work).
     pub fn fork(&self) -> Result<Self> {
         match &self.inner.backend {
             Backend::Cuda(c) => self.with_stream(c.new_stream()?),
-            Backend::Emu(_) => Ok(Context {
-                inner: self.inner.clone(),
-                stream: Arc::new(StreamState { scratch: Default::default(), cuda: None }),
-            }),
+            Backend::Emu(_) => Ok(Context { inner: self.inner.clone(), stream: StreamState::new(None) }),
         }
     }
 
@@ -231,7 +232,7 @@ impl Context {
     pub fn emulator_with(config: EmuConfig) -> Self {
         Context {
             inner: Arc::new(Inner { backend: Backend::Emu(Emulator::new(config)), kernels: kernel_table() }),
-            stream: Arc::new(StreamState { scratch: Default::default(), cuda: None }),
+            stream: StreamState::new(None),
         }
     }
 
@@ -552,9 +553,21 @@ impl Context {
     /// shipped set. Their host-side entries must be in the kernel table.
     #[doc(hidden)]
     pub fn register_ptx_container(&self, file: &'static str, compressed: &'static [u8]) -> Result<()> {
+        // Decoded once per container and kept for the process: every
+        // context that registers the same bytes shares it.
+        type Decoded = HashMap<usize, &'static crate::artifact::Archive>;
+        static DECODED: Mutex<Option<Decoded>> = Mutex::new(None);
         if let Backend::Cuda(c) = &self.inner.backend {
-            let archive: &'static crate::artifact::Archive =
-                Box::leak(Box::new(crate::artifact::Archive::decode(file, compressed)?));
+            let mut decoded = DECODED.lock().unwrap_or_else(|e| e.into_inner());
+            let archive = match decoded.get_or_insert_default().get(&(compressed.as_ptr() as usize)) {
+                Some(&a) => a,
+                None => {
+                    let a: &'static crate::artifact::Archive =
+                        Box::leak(Box::new(crate::artifact::Archive::decode(file, compressed)?));
+                    decoded.get_or_insert_default().insert(compressed.as_ptr() as usize, a);
+                    a
+                }
+            };
             c.register(archive);
         }
         Ok(())
