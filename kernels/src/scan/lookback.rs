@@ -55,67 +55,13 @@ use crate::ops::Monoid;
 /// itself runs in shared memory. The fixed costs of a tile — the ticket's
 /// and the look-back's round trips — are paid once per 32 KiB.
 ///
-/// Measured on an H200 at 2^28 `i32`, copy 4.25 TB/s (tuning notes):
-/// * the paper's warp look-back, 4096-element tiles in registers, status
-///   published with `st.release`: 2.3 TB/s;
-/// * block-wide look-back, items in registers (56 registers): 1.9 TB/s;
-/// * block-wide look-back, 8192-element tiles in shared memory: 2.8 TB/s;
-/// * the same with the fence-free status of [`super::status`]: 3.57 TB/s
-///   (84% of copy; f32 the same, f64 3.49 TB/s);
-/// * the same with whole tiles loaded and stored 16 bytes at a time, all
-///   loads in flight before the first shared store, and status read with
-///   relaxed instead of acquire loads: 3.70-3.72 TB/s (87-88% of copy; f32 the
-///   same, f64 3.47 TB/s). Variants of it that measured
-///   less: loading in two halves (32 registers, 6 blocks per
-///   multiprocessor) 84%; `cp.async` straight into shared memory 82%;
-///   scanning the tile locally while the first look-back read is in
-///   flight, adding the prefix on the way out, 87%; a `nanosleep`
-///   back-off (100-1000 ns) in the status spin, no change; 512 threads of
-///   64 bytes 72%, 128 threads of 128 bytes 86%; persistent blocks (a
-///   grid of resident size taking tiles by ticket until none is left) 43%
-///   when a block asks for its next ticket as it starts a tile and 67%
-///   when it asks after the look-back: a ticket taken by a busy block
-///   reserves a tile nobody loads yet, and younger tiles wait on it; an
-///   XOR-swizzled tile layout with 16-byte shared accesses throughout (a
-///   quarter of the shared-memory instructions, 40 registers, 6 blocks
-///   per multiprocessor) 86%;
-/// * persistent blocks that prefetch their next tile into registers while
-///   looking back (80-96 registers): 1.2-2.3 TB/s, limited by occupancy
-///   and, before the fence-free status, by `MEMBAR` waiting for the
-///   prefetch;
-/// * the look-back waiting only for the tiles after the nearest PREFIX of
-///   its first read, not for every tile of its window: 3.76-3.78 TB/s
-///   (88.3% / 88.7% of copy for i32 / f32, f64 79.9% -> 82.8%);
-/// * for commutative operators, the tile's AGGREGATE combined from the
-///   registers the tile was loaded into and published right after the
-///   staging barrier, before the tile is scanned: 3.92-3.93 TB/s (92.5% /
-///   92.6% of copy for i32 / f32, f64 87.2%, against 88.1% / 88.3% /
-///   82.7% in the same runs) — this kernel. The trace below explains it:
-///   look-backs mostly wait for their youngest predecessors' aggregates,
-///   and these now come about a microsecond earlier.
-///
-/// Where a tile's time goes (2^28 `i32`, per-tile `globaltimer` stamps
-/// written over the output in an experimental build; means): ticket 0.7
-/// µs, loads 2.2 µs, reduction and AGGREGATE 1.1 µs, look-back 4.3 µs,
-/// scan and stores 1.0 µs, so about 230 of the ~660 resident tiles are
-/// looking back at any moment. A status read takes about 1.3 µs to come
-/// back under full load, a look-back needs one or two of them plus
-/// a wait for its youngest predecessors' aggregates, and a quarter of
-/// the tiles find no PREFIX in their first 256 predecessors. With the
-/// look-back's waiting removed (wrong results, timing only) the same
-/// kernel reaches 96-97% of copy: the data path is not the limit. Variants
-/// measured since and not kept: the tile kept in registers, striped, and
-/// scanned with shuffles (no shared staging; 56-64 registers) 83-84%, with
-/// `.maxnreg 48` 74-82%, parked in shared memory during the look-back 81%;
-/// 2 or 4 tiles per thread per look-back round (512 / 1024 predecessors)
-/// 68% / 61%; the next window's status read along with each round's 85%;
-/// the first status read issued before the tile's own reduction 85%;
-/// status read with atomics (`atom.cas` of 0 by 0), which answer in L2,
-/// 59%.
+/// On an H200 at 2^28 this kernel reaches 92.5% / 92.6% of copy for
+/// `i32` / `f32` and 87.2% for `f64`.
+/// Measurements and rejected variants: `docs/tuning/scan.md`.
 ///
 /// Cost: `2n` memory traffic, one launch (plus clearing the status); a
 /// tile waits only for its predecessors' *aggregates*, which they publish
-/// right after their own tile scan, not for the whole chain.
+/// as soon as they have them, not for the whole chain.
 ///
 /// **Progress.** The tile index comes from an atomic ticket, not
 /// `block_idx`. A block holding ticket `t` is running, and every earlier
@@ -218,7 +164,7 @@ pub unsafe fn scan_lookback<T: Item, Op: Monoid<T>, const B: u32, const ITEMS: u
 /// flight together, and finds the nearest PREFIX among them (a shuffle max
 /// per warp, one barrier). Only the tiles after that PREFIX matter, so
 /// only their threads wait for an INVALID status to change; a slow tile
-/// further back (one whose loads took long) no longer holds up every
+/// further back (one whose loads took long) does not hold up every
 /// look-back whose window merely contains it.
 ///
 /// # Safety

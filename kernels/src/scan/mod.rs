@@ -15,7 +15,8 @@
 //! The block-level scans run device-wide as the phase-1 kernel of the
 //! three-phase scan (one tile per block), so each can be tested and timed
 //! end to end; the host (`gpuprim::scan`) picks the kernels and does the
-//! recursion.
+//! recursion. What was measured and tried for the device-wide scans:
+//! `docs/tuning/scan.md`.
 //!
 //! **Order.** Every kernel combines in input order, `combine(earlier,
 //! later)`, so any associative [`Monoid`] works,

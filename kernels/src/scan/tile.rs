@@ -181,14 +181,13 @@ pub unsafe fn unstage_tile<T: Item, const B: u32, const ITEMS: usize>(
 /// thread `t`, so a warp still reads one contiguous run per instruction,
 /// now of 512 bytes. All `ITEMS / V` loads of a thread are issued before
 /// its first shared store (the items wait in registers), so a block has
-/// its whole tile in flight at once: on an H200 this took the look-back
-/// scan from 84% to 88% of copy, more than the occupancy it costs (48
-/// registers: 5 blocks of 256 per multiprocessor instead of 6). Loading
-/// in two halves (32 registers, 6 blocks) or with `cp.async` straight into
-/// shared memory measured 84% and 82%. The chunk's elements go to shared
-/// memory one by one; with the padding of [`pad_every`] those stores are
-/// free of bank conflicts (lane `L` of a warp writes element `j` of its
-/// chunk to word `V*L + j + V*L/32` for 4-byte types: 32 distinct banks).
+/// its whole tile in flight at once, at the price of occupancy (48
+/// registers: 5 blocks of 256 per multiprocessor instead of 6). The
+/// chunk's elements go to shared memory one by one; with the padding of
+/// [`pad_every`] those stores are free of bank conflicts (lane `L` of a
+/// warp writes element `j` of its chunk to word `V*L + j + V*L/32` for
+/// 4-byte types: 32 distinct banks). Measurements and rejected variants:
+/// `docs/tuning/scan.md`.
 ///
 /// # Safety
 /// `base` holds a whole tile, aligned to `V * size_of::<T>()`; `s` as in
