@@ -6,6 +6,7 @@ use crate::backend::emu::{EmuAlloc, EmuConfig, Emulator};
 pub(crate) use crate::buffer::Alloc;
 use crate::buffer::{DeviceBuffer, DeviceInput, DeviceOutput, DeviceRepr, Domain};
 use crate::error::{CudaContext as _, Error, Result};
+use crate::single_pass::Halves;
 use cudarc::driver::CudaStream;
 use gpuprim_kernels::{Arg, HostKernel, ParamKind};
 use std::collections::HashMap;
@@ -74,13 +75,16 @@ pub(crate) struct StreamState {
     /// call to use (reduction partials, scan status), with no contents
     /// promised. Declared before `cuda` so it is freed first.
     scratch: Mutex<Option<Alloc>>,
+    /// The single-pass launches' double-buffered status storage
+    /// ([`crate::single_pass`]), touched by nothing else.
+    status: Mutex<Option<(Alloc, Halves)>>,
     cuda: Option<Arc<CudaStream>>,
 }
 
 impl StreamState {
     /// A stream (none on the emulator) with no scratch storage yet.
     fn new(cuda: Option<Arc<CudaStream>>) -> Arc<Self> {
-        Arc::new(StreamState { scratch: Default::default(), cuda })
+        Arc::new(StreamState { scratch: Default::default(), status: Default::default(), cuda })
     }
 }
 
@@ -445,6 +449,35 @@ impl Context {
                 len: 0,
             }),
         }
+    }
+
+    /// Run `f` on this stream's single-pass status storage, whose two
+    /// halves hold at least `used` bytes each: `f(base, half, halves)`.
+    /// Grown (and zeroed) when too small; forgotten when `f` fails.
+    pub(crate) fn with_status_store<R>(
+        &self,
+        used: usize,
+        f: impl FnOnce(u64, usize, &mut Halves) -> Result<R>,
+    ) -> Result<R> {
+        let mut guard = self.stream.status.lock().unwrap_or_else(|e| e.into_inner());
+        let fits = matches!(&*guard, Some((a, _)) if a.bytes() / 2 >= used);
+        if !fits {
+            *guard = None;
+            let half = crate::single_pass::store_half(used).filter(|h| *h <= isize::MAX as usize / 2).ok_or(
+                Error::TooLarge { what: "scan status storage (bytes)", len: used as u64, max: isize::MAX as u64 },
+            )?;
+            let a = Alloc::new(&self.inner, 2 * half)?;
+            self.fill_bytes(a.addr(), 0, 2 * half)?;
+            *guard = Some((a, Halves::zeroed()));
+        }
+        let result = match &mut *guard {
+            Some((a, halves)) => f(a.addr(), a.bytes() / 2, halves),
+            None => Err(Error::OutOfMemory { bytes: used, reason: "status storage missing".into() }),
+        };
+        if result.is_err() {
+            *guard = None;
+        }
+        result
     }
 
     /// Run `f` with at least `bytes` of zero-initialised temporary storage

@@ -35,6 +35,7 @@ mod context;
 mod error;
 pub mod reduce;
 pub mod scan;
+mod single_pass;
 
 pub use backend::BackendKind;
 pub use backend::emu::{EmuConfig, Fault, FaultKind};

@@ -59,6 +59,7 @@
 use crate::buffer::{DeviceBuffer, DeviceInput, DeviceOutput, DeviceRepr, DeviceSliceMut, Scalar};
 use crate::context::{Context, LaunchConfig};
 use crate::error::{Error, Result};
+use crate::single_pass::{Halves, Region};
 use gpuprim_kernels::Arg;
 use gpuprim_kernels::ops::Integer;
 use gpuprim_kernels::scan::{self as k, EXCLUSIVE, Item, to_words};
@@ -237,14 +238,17 @@ unsafe impl DeviceRepr for Affine<f64> {
 /// Storage sized for `len` elements serves any shorter input too.
 ///
 /// The single-pass algorithms need their ticket counter and tile flags at
-/// zero. Their storage is double-buffered: each launch uses one half and
-/// zeroes the other for the next call, so consecutive scans need no
-/// separate clearing launch (only the first call after [`Scan::temp`], or
-/// after the storage served another algorithm, clears its half first).
+/// zero. Their storage is zeroed when made and double-buffered: each launch
+/// uses one half and zeroes what earlier launches left in the other for the
+/// next call, so no scan needs a separate clearing launch (only the first
+/// single-pass call after the storage served a three-phase scan clears its
+/// half first). The simple calls ([`Context::inclusive_scan`] and friends)
+/// do the same with storage the context keeps per stream.
 pub struct ScanTemp {
     buf: DeviceBuffer<u8>,
-    /// For the single-pass scans: which half is zeroed and ready, if any.
-    ready: Option<usize>,
+    /// For the single-pass scans: which half is zeroed (see
+    /// `crate::single_pass`).
+    halves: Halves,
 }
 
 impl ScanTemp {
@@ -593,7 +597,11 @@ impl<'c> Scan<'c> {
     /// these options.
     pub fn temp<T: ScanItem>(&self, len: usize) -> Result<ScanTemp> {
         let bytes = self.temp_bytes::<T>(len)?;
-        Ok(ScanTemp { buf: self.ctx.alloc::<u8>(bytes)?, ready: None })
+        let buf = self.ctx.alloc::<u8>(bytes)?;
+        // Zeroed now (stream-ordered), so that even the first single-pass
+        // call needs no clearing launch.
+        self.ctx.fill_bytes(buf.addr(), 0, bytes)?;
+        Ok(ScanTemp { buf, halves: Halves::zeroed() })
     }
 
     /// The linear recurrence `v[k+1] = (1 - l[k]) * v[k] + l[k] * u[k]`
@@ -776,44 +784,38 @@ impl<'c> Scan<'c> {
         if self.algorithm == ScanAlgorithm::ThreePhaseHostTotals {
             return self.host_totals::<T, Op>(&plan, src, dst, n, init, mode);
         }
-        let status = round16(k::status::status_bytes::<T>(tiles)) as usize;
+        if self.algorithm.is_single_pass() {
+            let status = round16(k::status::status_bytes::<T>(tiles)) as usize;
+            let launch = |region: Region| self.single_pass::<T>(&plan, src, dst, n, init, mode, region);
+            return match temp {
+                // Double-buffered: this launch uses one half and zeroes
+                // what earlier launches left in the other (`single_pass`).
+                Some(t) => {
+                    let half = (t.bytes() / 2) & !15;
+                    t.halves.run(t.buf.addr(), half, status, launch)
+                }
+                // The stream's own status storage, likewise.
+                None => self.ctx.with_status(status, launch),
+            };
+        }
         match temp {
-            Some(t) if self.algorithm.is_single_pass() => {
-                // Double-buffered: this launch uses half `r` and zeroes the
-                // other half for the next one.
-                let half = (t.bytes() / 2) & !15;
-                let (r, ready) = match t.ready.take() {
-                    Some(r) => (r, true),
-                    None => (0, false),
-                };
-                let base = t.buf.addr();
-                let (used, spare) = (base + (r * half) as u64, base + ((1 - r) * half) as u64);
-                self.single_pass::<T>(&plan, src, dst, n, init, mode, used, status, !ready, (spare, half))?;
-                t.ready = Some(1 - r);
-                Ok(())
-            }
             Some(t) => {
-                t.ready = None;
+                t.halves.invalidate();
                 self.three_phase::<T, Op>(&plan, src, dst, n, init, mode, t.buf.addr())
             }
             // The context's scratch storage, reused across calls: no
             // allocation after the first call. Its first 256 bytes hold the
             // reductions' counter (zero between calls); the scan uses bytes
-            // after those, and clears them first.
+            // after those.
             None => self.ctx.with_scratch(need + 2 * SCRATCH_GAP, |a| {
-                let temp = a.addr() + SCRATCH_GAP as u64;
-                if self.algorithm.is_single_pass() {
-                    self.single_pass::<T>(&plan, src, dst, n, init, mode, temp, status, true, (0, 0))
-                } else {
-                    self.three_phase::<T, Op>(&plan, src, dst, n, init, mode, temp)
-                }
+                self.three_phase::<T, Op>(&plan, src, dst, n, init, mode, a.addr() + SCRATCH_GAP as u64)
             }),
         }
     }
 
-    /// The single-pass launch with its status at `temp` (`status` bytes;
-    /// cleared first with a separate launch if `clear`), zeroing the
-    /// `spare` storage (address, bytes) for the next call.
+    /// The single-pass launch with its status in `region` (cleared first
+    /// with a separate launch when the region says so), zeroing the
+    /// region's spare storage for the next call.
     #[allow(clippy::too_many_arguments)]
     fn single_pass<T: ScanItem>(
         &self,
@@ -823,18 +825,15 @@ impl<'c> Scan<'c> {
         n: u64,
         init: T,
         mode: u32,
-        temp: u64,
-        status: usize,
-        clear: bool,
-        spare: (u64, usize),
+        region: Region,
     ) -> Result<()> {
         let tiles = n.div_ceil(plan.tile);
-        if clear {
-            let words = status.div_ceil(8) as u64;
+        if region.clear_first > 0 {
+            let words = region.clear_first.div_ceil(8) as u64;
             let grid = words.div_ceil(256).clamp(1, self.ctx.multiprocessors() as u64 * 4);
-            // SAFETY: `temp` holds `status` bytes (the caller sized it),
-            // rounded up to whole words inside 16-byte-aligned storage.
-            unsafe { self.launch(CLEAR, grid, 256, 0, &[Arg::Ptr(temp), words.into()])? };
+            // SAFETY: `temp` holds the status (the caller sized it), rounded
+            // up to whole words inside 16-byte-aligned storage.
+            unsafe { self.launch(CLEAR, grid, 256, 0, &[Arg::Ptr(region.temp), words.into()])? };
         }
         let [lo, hi] = to_words(init);
         let args = [
@@ -844,16 +843,16 @@ impl<'c> Scan<'c> {
             lo.into(),
             hi.into(),
             mode.into(),
-            Arg::Ptr(temp),
-            Arg::Ptr(spare.0),
-            (spare.1 as u64 / 8).into(),
+            Arg::Ptr(region.temp),
+            Arg::Ptr(region.spare),
+            (region.spare_bytes as u64 / 8).into(),
         ];
         // SAFETY: src and dst hold n elements (checked by the caller; they
         // may be the same buffer, which the kernels allow); temp holds the
         // status of `tiles` tiles, zeroed (above, or by the previous launch
         // on this storage: stream order); spare is the other, disjoint half
-        // of the caller's storage (or empty); one block per tile, as the
-        // kernels require.
+        // of the storage, `spare_bytes` of it inside; one block per tile, as
+        // the kernels require.
         unsafe { self.launch(&plan.phase1, tiles, plan.block, plan.smem, &args) }
     }
 

@@ -15,7 +15,8 @@
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
 use gpuprim::scan::{
-    Affine, BitAnd, BitOr, BitXor, Compose, Max, Min, Monoid, Product, Scan, ScanAlgorithm, ScanItem, ScanOp, Sum,
+    Affine, BitAnd, BitOr, BitXor, Compose, Max, Min, Monoid, Product, Scan, ScanAlgorithm, ScanItem, ScanOp, ScanTemp,
+    Sum,
 };
 use gpuprim::{BackendKind, Context, EmuConfig, Error};
 use gpuprim_tests::{backend_test, cases, check};
@@ -543,6 +544,53 @@ backend_test!(reused_temp_storage_gives_the_same_results, |ctx| {
             let mut z = ctx.upload(&data).unwrap();
             scan.inclusive_in_place_with_temp(&mut z, Sum, &mut temp).unwrap();
             assert_eq!(z.to_vec().unwrap(), cpu_scan::<i32, Sum>(&data, 0, false), "{} n = {n}", alg.name());
+        }
+    }
+});
+
+// The simple calls keep their single-pass status in the stream's own
+// double-buffered storage, each launch zeroing what the one before left:
+// sizes that grow and shrink (a small call after a large one must clear the
+// large one's status), other work on the context's scratch in between, and
+// a caller's storage that serves a three-phase scan and then the look-back.
+backend_test!(status_storage_stays_zeroed_across_calls_of_any_size, |ctx| {
+    let mut rng = Rng(0x5eed);
+    let mut check = |scan: &Scan, n: usize, temp: Option<&mut ScanTemp>| {
+        let data: Vec<i32> = (0..n).map(|_| rng.next() as i32).collect();
+        let x = ctx.upload(&data).unwrap();
+        let mut y = ctx.alloc::<i32>(n).unwrap();
+        y.poison().unwrap();
+        match temp {
+            Some(t) => scan.inclusive_with_temp(&x, &mut y, Sum, t).unwrap(),
+            None => scan.inclusive(&x, &mut y, Sum).unwrap(),
+        }
+        let what = format!("{} b{} n = {n}", scan.chosen_algorithm().name(), scan.chosen_block_size());
+        assert_eq!(y.to_vec().unwrap(), cpu_scan::<i32, Sum>(&data, 0, false), "{what}");
+        // A reduction and a three-phase scan on the context's scratch in
+        // between: they must not disturb the status storage.
+        assert_eq!(ctx.sum(&x).unwrap(), data.iter().fold(0i32, |a, &b| a.wrapping_add(b)), "{what}: sum");
+        let mut z = ctx.alloc::<i32>(n).unwrap();
+        ctx.scan().algorithm(ScanAlgorithm::ThreePhase).exclusive(&x, &mut z, 3, Sum).unwrap();
+        assert_eq!(z.to_vec().unwrap(), cpu_scan::<i32, Sum>(&data, 3, true), "{what}: three-phase");
+    };
+    for alg in [ScanAlgorithm::DecoupledLookBack, ScanAlgorithm::Tickets] {
+        // 32 threads: tiles of 1024 elements, so a few thousand give many.
+        for block in [32u32, 256] {
+            let scan = ctx.scan().algorithm(alg).block_size(block);
+            let tile = alg.tile_len::<i32>(block) as usize;
+            for n in [5 * tile + 7, 10, 2 * tile, 1, 9 * tile + 1, tile - 1, 3 * tile] {
+                check(&scan, n, None);
+            }
+        }
+        // A caller's storage: first a three-phase scan on it, then this.
+        let max = 6 * 8192 + 3;
+        let three = ctx.scan().algorithm(ScanAlgorithm::ThreePhase);
+        let mut temp = ctx.scan().algorithm(alg).temp::<i32>(max).unwrap();
+        assert!(temp.bytes() >= three.temp_bytes::<i32>(8192).unwrap());
+        for n in [8192, max, 17, max, 8193] {
+            check(&three, n.min(8192), Some(&mut temp));
+            check(&ctx.scan().algorithm(alg), n, Some(&mut temp));
+            check(&ctx.scan().algorithm(alg), n / 2 + 1, Some(&mut temp));
         }
     }
 });
