@@ -163,8 +163,9 @@ impl ScanAlgorithm {
 pub const DEFAULT_ALGORITHM: ScanAlgorithm = ScanAlgorithm::DecoupledLookBack;
 /// Threads per block of the default scan. `sum` on `i32` and `f32` is also
 /// instantiated at 32..=1024 threads (32..=512 for the tile-based
-/// algorithms, whose tiles must fit in 48 KiB of shared memory); every
-/// other operator and type at 256 only.
+/// algorithms, whose tiles must fit in 48 KiB of shared memory), `sum` on
+/// `f64` at 32..=512 for the look-back; every other operator and type at
+/// 256 only.
 pub const DEFAULT_BLOCK: u32 = 256;
 /// Block size of the phase-3 kernel (adding each tile's prefix).
 const ADD_BLOCK: u32 = 256;

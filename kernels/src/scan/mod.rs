@@ -138,16 +138,18 @@ use three_phase::{add_prefix, scan_blelloch, scan_hillis_steele, scan_tiles, sca
 use tickets::scan_tickets;
 
 /// Every phase-1 / single-pass family for every operator and type:
-/// `sum` on `i32` and `f32` at the block sizes listed per family, the rest
-/// at 256 threads.
+/// `sum` on `i32` and `f32` at the block sizes listed per family (`sum` on
+/// `f64` at those of `f64_blocks`), the rest at 256 threads.
 macro_rules! scan_entries {
-    ($( $fam:ident $args:tt => $func:ident :: < $($g:tt),* > ; sum_blocks $sum_blocks:tt ; )*) => {
+    ($( $fam:ident $args:tt => $func:ident :: < $($g:tt),* > ; sum_blocks $sum_blocks:tt ; f64_blocks $f64_blocks:tt ; )*) => {
         entries! {
             $(
             $fam $args => $func::<$($g),*>;
                 ops [sum = Sum] types [i32, f32] blocks $sum_blocks;
             $fam $args => $func::<$($g),*>;
-                ops [sum = Sum] types [u32, i64, u64, f64] blocks [256];
+                ops [sum = Sum] types [f64] blocks $f64_blocks;
+            $fam $args => $func::<$($g),*>;
+                ops [sum = Sum] types [u32, i64, u64] blocks [256];
             $fam $args => $func::<$($g),*>;
                 ops [product = Product, min = Min, max = Max] types [i32, u32, i64, u64, f32, f64] blocks [256];
             $fam $args => $func::<$($g),*>;
@@ -178,15 +180,16 @@ macro_rules! scan_entries {
 
 scan_entries! {
     scan_hillis_steele(input: *const T, output: *mut T, n: u64, init_lo: u64, init_hi: u64, mode: u32, totals: *mut T)
-        => scan_hillis_steele::<T, Op, {B}>; sum_blocks [32, 64, 128, 256, 512, 1024];
+        => scan_hillis_steele::<T, Op, {B}>; sum_blocks [32, 64, 128, 256, 512, 1024]; f64_blocks [256];
     scan_blelloch(input: *const T, output: *mut T, n: u64, init_lo: u64, init_hi: u64, mode: u32, totals: *mut T)
-        => scan_blelloch::<T, Op, {B}>; sum_blocks [32, 64, 128, 256, 512, 1024];
+        => scan_blelloch::<T, Op, {B}>; sum_blocks [32, 64, 128, 256, 512, 1024]; f64_blocks [256];
     scan_warp_shuffle(input: *const T, output: *mut T, n: u64, init_lo: u64, init_hi: u64, mode: u32, totals: *mut T)
-        => scan_warp_shuffle::<T, Op, {B}>; sum_blocks [32, 64, 128, 256, 512, 1024];
+        => scan_warp_shuffle::<T, Op, {B}>; sum_blocks [32, 64, 128, 256, 512, 1024]; f64_blocks [256];
     scan_tiles(input: *const T, output: *mut T, n: u64, init_lo: u64, init_hi: u64, mode: u32, totals: *mut T)
-        => scan_tiles::<T, Op, {B}, { tile_items::<T>() }>; sum_blocks [32, 64, 128, 256, 512];
+        => scan_tiles::<T, Op, {B}, { tile_items::<T>() }>; sum_blocks [32, 64, 128, 256, 512]; f64_blocks [256];
     scan_tickets(input: *const T, output: *mut T, n: u64, init_lo: u64, init_hi: u64, mode: u32, temp: *mut u64, spare: *mut u64, spare_words: u64)
-        => scan_tickets::<T, Op, {B}, { tile_items::<T>() }>; sum_blocks [32, 64, 128, 256, 512];
+        => scan_tickets::<T, Op, {B}, { tile_items::<T>() }>; sum_blocks [32, 64, 128, 256, 512]; f64_blocks [256];
     scan_lookback(input: *const T, output: *mut T, n: u64, init_lo: u64, init_hi: u64, mode: u32, temp: *mut u64, spare: *mut u64, spare_words: u64)
         => scan_lookback::<T, Op, {B}, { lookback_items::<T>(B) }>; sum_blocks [32, 64, 128, 256, 512];
+        f64_blocks [32, 64, 128, 256, 512];
 }

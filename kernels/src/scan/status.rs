@@ -125,7 +125,8 @@ impl<T: Item> TileStatus<T> {
     /// This block's tile index: thread 0 takes the next ticket from the
     /// counter and hands it to the block through `slot` (one `u32` of
     /// shared memory). Relaxed is enough: the counter only hands out
-    /// indices; data moves through the status words. Ends with a barrier.
+    /// indices; data moves through the status words. Ends with a barrier,
+    /// except in a launch of one block, which takes tile 0 at once.
     ///
     /// # Safety
     /// The storage is live; `slot` lies inside the launch's shared memory;
@@ -133,6 +134,11 @@ impl<T: Item> TileStatus<T> {
     #[inline(always)]
     #[track_caller]
     pub unsafe fn take_ticket(&self, slot: Shared<u32>) -> u32 {
+        // A launch of one block has one tile: no round trip to the counter.
+        // Uniform over the block, so no thread waits at a barrier alone.
+        if gpu::grid_dim() == 1 {
+            return 0;
+        }
         if gpu::thread_idx() == 0 {
             // SAFETY: the counter is the storage's first word; slot 0 is
             // inside shared memory (caller).
