@@ -264,7 +264,8 @@ impl ScanTemp {
 pub struct Scan<'c> {
     ctx: &'c Context,
     algorithm: ScanAlgorithm,
-    block: u32,
+    /// Set by [`Scan::block_size`]; `None`: by input size ([`Scan::block_size_for`]).
+    block: Option<u32>,
 }
 
 /// Where the input is: its own buffer, or the output (in place).
@@ -285,9 +286,9 @@ struct Plan {
 
 impl Context {
     /// A scan with the default options: [`ScanAlgorithm::DecoupledLookBack`],
-    /// 256 threads per block.
+    /// with the block size picked per call ([`Scan::block_size_for`]).
     pub fn scan(&self) -> Scan<'_> {
-        Scan { ctx: self, algorithm: DEFAULT_ALGORITHM, block: DEFAULT_BLOCK }
+        Scan { ctx: self, algorithm: DEFAULT_ALGORITHM, block: None }
     }
 
     /// Inclusive prefix sum: `output[i] = input[0] + ... + input[i]`
@@ -424,7 +425,7 @@ impl<'c> Scan<'c> {
     /// reported by the scan call as [`Error::UnsupportedBlockSize`], with
     /// the sizes that do.
     pub fn block_size(mut self, block: u32) -> Self {
-        self.block = block;
+        self.block = Some(block);
         self
     }
 
@@ -433,9 +434,36 @@ impl<'c> Scan<'c> {
         self.algorithm
     }
 
-    /// The chosen block size.
+    /// The block size set with [`Scan::block_size`], else
+    /// [`DEFAULT_BLOCK`] (which the look-back may trade for a smaller one on
+    /// small inputs: see [`Scan::block_size_for`]).
     pub fn chosen_block_size(&self) -> u32 {
-        self.block
+        self.block.unwrap_or(DEFAULT_BLOCK)
+    }
+
+    /// The block size a call on `n` elements of `T` with `Op` uses: the one
+    /// set with [`Scan::block_size`], else [`DEFAULT_BLOCK`], except for the
+    /// default algorithm, whose block size follows the input size (tuned on
+    /// an H200, see `docs/tuning/scan.md`) where the kernel for it exists.
+    ///
+    /// ```
+    /// use gpuprim::scan::{DEFAULT_BLOCK, Sum};
+    /// # fn main() -> gpuprim::Result<()> {
+    /// let ctx = gpuprim::Context::new()?;
+    /// assert_eq!(ctx.scan().block_size(128).block_size_for::<i32, Sum>(1 << 20), 128);
+    /// assert_eq!(ctx.scan().block_size_for::<f32, Sum>(1 << 28), DEFAULT_BLOCK);
+    /// # Ok(()) }
+    /// ```
+    pub fn block_size_for<T: ScanItem, Op: ScanOp<T>>(&self, n: usize) -> u32 {
+        if let Some(b) = self.block {
+            return b;
+        }
+        let pick = auto_blocks::<T>(self.algorithm)
+            .iter()
+            .find(|&&(limit, _)| n as u64 <= limit)
+            .map_or(DEFAULT_BLOCK, |&(_, b)| b);
+        let name = format!("{}_{}_{}_b{pick}", self.algorithm.kernel(), Op::NAME, T::NAME);
+        if pick != DEFAULT_BLOCK && self.ctx.kernel(&name).is_err() { DEFAULT_BLOCK } else { pick }
     }
 
     /// Inclusive scan of `input` into `output` (same length).
@@ -575,8 +603,20 @@ impl<'c> Scan<'c> {
     /// [`ScanAlgorithm::ThreePhaseHostTotals`] (it allocates its totals
     /// buffer each call, since they go through the host anyway).
     pub fn temp_bytes<T: ScanItem>(&self, len: usize) -> Result<usize> {
-        check_block(self.block)?;
-        let tile = self.algorithm.tile_len::<T>(self.block);
+        match self.block {
+            Some(b) => self.temp_bytes_at::<T>(len, b),
+            // Enough for whichever block size any call up to `len` picks.
+            None => auto_blocks::<T>(self.algorithm)
+                .iter()
+                .map(|&(limit, b)| self.temp_bytes_at::<T>(len.min(usize::try_from(limit).unwrap_or(usize::MAX)), b))
+                .try_fold(0, |m, b| b.map(|b| m.max(b))),
+        }
+    }
+
+    /// [`Scan::temp_bytes`] at block size `block`.
+    fn temp_bytes_at<T: ScanItem>(&self, len: usize, block: u32) -> Result<usize> {
+        check_block(block)?;
+        let tile = self.algorithm.tile_len::<T>(block);
         let n = len as u64;
         let bytes = match self.algorithm {
             _ if n == 0 => 0,
@@ -658,7 +698,7 @@ impl<'c> Scan<'c> {
             }
         }
         // Validate the scan before launching anything.
-        self.plan::<Affine<T>, Compose>()?;
+        self.plan::<Affine<T>, Compose>(n)?;
         if n == 0 {
             return Ok(());
         }
@@ -681,8 +721,8 @@ impl<'c> Scan<'c> {
     }
 
     /// Kernels and shapes for `Op` on `T`, or why there are none.
-    fn plan<T: ScanItem, Op: ScanOp<T>>(&self) -> Result<Plan> {
-        let block = self.block;
+    fn plan<T: ScanItem, Op: ScanOp<T>>(&self, n: usize) -> Result<Plan> {
+        let block = self.block_size_for::<T, Op>(n);
         check_block(block)?;
         let family = self.algorithm.kernel();
         let phase1 = format!("{family}_{}_{}_b{block}", Op::NAME, T::NAME);
@@ -747,8 +787,8 @@ impl<'c> Scan<'c> {
         exclusive: bool,
         temp: Option<&mut ScanTemp>,
     ) -> Result<()> {
-        let plan = self.plan::<T, Op>()?;
         let n = output.len();
+        let plan = self.plan::<T, Op>(n)?;
         let src = match source {
             Source::Buffer(addr, len) => {
                 if len != n {
@@ -937,6 +977,21 @@ impl<'c> Scan<'c> {
             .map_err(|_| Error::BadLaunch { kernel: name.into(), reason: format!("{smem} bytes of shared memory") })?;
         // SAFETY: forwarded from the caller.
         unsafe { self.ctx.launch(name, LaunchConfig { grid, block, shared_bytes }, args) }
+    }
+}
+
+/// Block sizes of `algorithm` by input size when none is set: `(largest
+/// n, block)`, in order, per element size. Measured on an H200 (see
+/// `docs/tuning/scan.md`); a size the operator has no kernel for falls back
+/// to [`DEFAULT_BLOCK`].
+fn auto_blocks<T>(algorithm: ScanAlgorithm) -> &'static [(u64, u32)] {
+    const DEFAULT: &[(u64, u32)] = &[(u64::MAX, DEFAULT_BLOCK)];
+    const LOOKBACK_4: &[(u64, u32)] = &[(u64::MAX, DEFAULT_BLOCK)];
+    const LOOKBACK_8: &[(u64, u32)] = &[(u64::MAX, DEFAULT_BLOCK)];
+    match (algorithm, std::mem::size_of::<T>()) {
+        (ScanAlgorithm::DecoupledLookBack, 4) => LOOKBACK_4,
+        (ScanAlgorithm::DecoupledLookBack, 8) => LOOKBACK_8,
+        _ => DEFAULT,
     }
 }
 
