@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! cargo bench -p gpuprim --bench bench -- [reduce|scan|all] [--quick] [--out DIR]
-//!     [--sizes 10..28] [--types i32,f32,f64] [--runs N] [--warmup N]
+//!     [--sizes 10..30] [--types i32,f32,f64] [--runs N] [--warmup N] [--cub PATH]
 //! ```
 //!
 //! Method (see BENCHMARKS.md):
@@ -19,19 +19,28 @@
 //!   for a scan (one read, one write). The copy of the same `n` elements
 //!   counts read + write, `2 * n * size_of::<T>()`.
 //! * Every case's result is checked against a CPU reference after timing.
+//! * With `--cub PATH` (or `GPUPRIM_CUB_BENCH`), on CUDA: after each group,
+//!   the CUB program (`host/benches/cub/cub_bench.cu`, built by the GPU
+//!   bundle's run.sh) times CUB's twins of the cases in [`CUB_TWINS`] the
+//!   same way (held stream, same inputs, same run plan) on the group's types
+//!   and sizes; each of those measurements gets `x_cub` = CUB's median /
+//!   ours (above 1: gpuprim is faster).
+//! * The readback line (reduce group): `Context::sum` of 2^20 elements, the
+//!   value back on the host, timed on the host around the whole call, beside
+//!   CUB's `DeviceReduce::Sum` + copy to pinned memory + stream sync.
 //!
 //! Cases are data: add one to [`reduce_cases_for`] or [`scan_cases_for`].
 
 use gpuprim::reduce::{Finish, ReduceAlgorithm, ReduceTemp};
 use gpuprim::{BackendKind, Context, DeviceBuffer, Scalar};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::error::Error;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 type BoxError = Box<dyn Error>;
 type Res<T> = Result<T, BoxError>;
@@ -45,6 +54,15 @@ const RUN_BUDGET: Duration = Duration::from_secs(3);
 const MIN_RUNS: usize = 20;
 /// Size of the latency measurement (`sum_into` of 2^20 f32).
 const LATENCY_LOG2: u32 = 20;
+/// Size of the readback line (`Context::sum`, the value on the host).
+const READBACK_LOG2: u32 = 20;
+/// Cases with a twin in the CUB program (`--cub`): our case name (also the
+/// program's) and the CUB call it times.
+const CUB_TWINS: [(&str, &str); 3] = [
+    ("sum_into", "cub::DeviceReduce::Sum into a device scalar"),
+    ("inclusive_scan", "cub::DeviceScan::InclusiveSum"),
+    ("exclusive_scan", "cub::DeviceScan::ExclusiveSum (init 0)"),
+];
 const SEED: u64 = 0x6770_7570_7269_6d00; // "gpuprim\0"
 
 // ---------------------------------------------------------------------------
@@ -110,7 +128,8 @@ trait Elem: Scalar<Acc = Self> + PartialEq {
     fn to_f64(self) -> f64;
     /// Wrapping addition for integers, plain addition for floats.
     fn ref_add(self, other: Self) -> Self;
-    fn same_bits(self, other: Self) -> bool;
+    /// The value's bits, zero-extended (for comparisons and input digests).
+    fn bits(self) -> u64;
     fn device(b: &AnyBuf) -> Option<&DeviceBuffer<Self>>;
     fn device_mut(b: &mut AnyBuf) -> Option<&mut DeviceBuffer<Self>>;
     fn wrap(b: DeviceBuffer<Self>) -> AnyBuf;
@@ -135,9 +154,9 @@ macro_rules! elem {
                 let f: fn($t, $t) -> $t = $add;
                 f(self, other)
             }
-            fn same_bits(self, other: Self) -> bool {
+            fn bits(self) -> u64 {
                 let f: fn($t) -> u64 = $bits;
-                f(self) == f(other)
+                f(self)
             }
             fn device(b: &AnyBuf) -> Option<&DeviceBuffer<Self>> {
                 match b {
@@ -226,6 +245,13 @@ fn random_data<T: Elem>(n: usize, seed: u64) -> Vec<T> {
         }
     });
     v
+}
+
+/// Fingerprint of an input: the sum of `bits(x_i) * (2i + 1)` mod 2^64.
+/// The CUB program reports the same of its inputs, so that a comparison
+/// shows that both timed the same numbers.
+fn digest<T: Elem>(xs: &[T]) -> u64 {
+    xs.iter().enumerate().fold(0u64, |h, (i, x)| h.wrapping_add(x.bits().wrapping_mul(2 * i as u64 + 1)))
 }
 
 // ---------------------------------------------------------------------------
@@ -648,36 +674,64 @@ fn time_runs_with(
         warm.push(once(index, false, &mut held)?);
         index += 1;
     }
-    let mut runs = plan.runs;
-    if let Some(est) = median(&warm) {
-        let fit = (RUN_BUDGET.as_secs_f64() * 1e6 / est.max(1e-3)) as usize;
-        runs = runs.min(fit.max(MIN_RUNS));
-    }
+    let runs = planned_runs(plan, &warm);
     let mut samples = Vec::with_capacity(runs);
     for _ in 0..runs {
         samples.push(once(index, true, &mut held)?);
         index += 1;
     }
-    let mut sorted = samples.clone();
-    sorted.sort_by(f64::total_cmp);
-    let n = sorted.len();
-    if n == 0 {
-        return Err("no timed runs (--runs 0?)".into());
+    Timing::from_samples(samples, held, plan.warmup, copies)
+}
+
+/// The plan of [`time_runs_with`] for a call that waits for its result
+/// itself: each run timed on the host (wall clock around the whole call),
+/// warm-up runs included. `held` is `false` in the result.
+fn time_host_runs(plan: &Plan, copies: usize, mut run: impl FnMut(usize) -> Res<()>) -> Res<Timing> {
+    let mut once = |index: usize| -> Res<f64> {
+        let t = Instant::now();
+        run(index)?;
+        Ok(t.elapsed().as_secs_f64() * 1e6)
+    };
+    let warm = (0..plan.warmup).map(&mut once).collect::<Res<Vec<f64>>>()?;
+    let runs = planned_runs(plan, &warm);
+    let samples = (plan.warmup..plan.warmup + runs).map(&mut once).collect::<Res<Vec<f64>>>()?;
+    Timing::from_samples(samples, false, plan.warmup, copies)
+}
+
+/// Timed runs for a measurement whose warm-up runs took `warm` µs: as many
+/// as asked, cut to what fits in [`RUN_BUDGET`] but not below [`MIN_RUNS`].
+fn planned_runs(plan: &Plan, warm: &[f64]) -> usize {
+    match median(warm) {
+        Some(est) => {
+            let fit = (RUN_BUDGET.as_secs_f64() * 1e6 / est.max(1e-3)) as usize;
+            plan.runs.min(fit.max(MIN_RUNS))
+        }
+        None => plan.runs,
     }
-    Ok(Timing {
-        held,
-        runs: n,
-        warmup: plan.warmup,
-        rotating_inputs: copies,
-        median_us: median(&sorted).unwrap_or(f64::NAN),
-        min_us: sorted[0],
-        p90_us: sorted[((n as f64 * 0.9).ceil() as usize).clamp(1, n) - 1],
-        mean_us: sorted.iter().sum::<f64>() / n as f64,
-        samples_us: samples,
-    })
 }
 
 impl Timing {
+    /// Median, minimum, 90th percentile and mean of the timed runs.
+    fn from_samples(samples: Vec<f64>, held: bool, warmup: usize, copies: usize) -> Res<Timing> {
+        let mut sorted = samples.clone();
+        sorted.sort_by(f64::total_cmp);
+        let n = sorted.len();
+        if n == 0 {
+            return Err("no timed runs (--runs 0?)".into());
+        }
+        Ok(Timing {
+            held,
+            runs: n,
+            warmup,
+            rotating_inputs: copies,
+            median_us: median(&sorted).unwrap_or(f64::NAN),
+            min_us: sorted[0],
+            p90_us: sorted[((n as f64 * 0.9).ceil() as usize).clamp(1, n) - 1],
+            mean_us: sorted.iter().sum::<f64>() / n as f64,
+            samples_us: samples,
+        })
+    }
+
     /// The timing of a measurement that could not run.
     fn failed(warmup: usize, copies: usize) -> Timing {
         Timing {
@@ -762,6 +816,112 @@ struct Measurement {
     check: String,
     #[serde(flatten)]
     timing: Timing,
+    /// CUB's twin (`--cub`), for the cases in [`CUB_TWINS`].
+    #[serde(flatten)]
+    cub: Option<CubCompare>,
+}
+
+/// CUB's twin of a measurement: `cub_us`, `x_cub`, `cub_check`, `cub_held`
+/// in the JSON.
+#[derive(Clone, Debug, Serialize)]
+struct CubCompare {
+    /// CUB's median µs, timed the same way in the same run.
+    cub_us: f64,
+    /// CUB's median / ours: above 1.0, gpuprim is faster.
+    x_cub: f64,
+    /// CUB's result against its CPU reference ("ok" or why not), or that
+    /// its inputs were not ours.
+    cub_check: String,
+    /// Whether CUB's runs were held (GPU time alone), as ours are.
+    cub_held: bool,
+}
+
+/// The readback line: `Context::sum`, which returns the value to the host,
+/// timed on the host around the whole call.
+#[derive(Clone, Debug, Serialize)]
+struct Readback {
+    case: String,
+    #[serde(rename = "type")]
+    ty: Ty,
+    n: usize,
+    check: String,
+    /// Host wall-clock time (`held` is false): launches, the copy of the
+    /// value and the wait for it.
+    #[serde(flatten)]
+    timing: Timing,
+    /// CUB's `readback` case: `DeviceReduce::Sum`, a copy into pinned host
+    /// memory and a stream synchronize, timed on the host.
+    #[serde(flatten)]
+    cub: Option<CubCompare>,
+}
+
+/// The CUB program's output (see cub_bench.cu); fields it may lack are
+/// optional.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+struct CubDoc {
+    cub_version: Option<u64>,
+    cccl_version: Option<String>,
+    cuda_runtime: Option<i64>,
+    driver: Option<i64>,
+    device: Option<String>,
+    compute_capability: Option<String>,
+    #[serde(default)]
+    results: Vec<CubResult>,
+}
+
+/// One of the CUB program's measurements.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct CubResult {
+    case: String,
+    #[serde(rename = "type")]
+    ty: String,
+    log2_n: u32,
+    n: u64,
+    median_us: Option<f64>,
+    min_us: Option<f64>,
+    p90_us: Option<f64>,
+    mean_us: Option<f64>,
+    runs: usize,
+    rotating_inputs: usize,
+    held: bool,
+    /// `int32` or `int64`: the type of CUB's `num_items` (its offsets).
+    num_items: Option<String>,
+    /// CUB's temporary storage, allocated once before timing.
+    temp_bytes: Option<u64>,
+    /// [`digest`] of its inputs.
+    input_digest: Option<String>,
+    check: String,
+}
+
+/// The CUB comparison of a group (`cub` in the group's JSON; null when the
+/// program did not run).
+#[derive(Clone, Debug, Serialize)]
+struct CubReport {
+    program: String,
+    command_line: Vec<String>,
+    /// The program's exit status (1 when one of its results was not ok).
+    exit_status: Option<i32>,
+    /// Why there is no comparison, or why it is incomplete.
+    error: Option<String>,
+    /// Versions, device and every result, as the program printed them.
+    #[serde(flatten)]
+    doc: CubDoc,
+}
+
+impl CubReport {
+    /// `CUB 3.0.1 (CUB_VERSION 300001), CUDA runtime 13.0, driver 13.0, on <device>`.
+    fn versions(&self) -> String {
+        let cuda = |v: Option<i64>| v.map_or("?".into(), |v| format!("{}.{}", v / 1000, v % 1000 / 10));
+        let d = &self.doc;
+        format!(
+            "CUB {} (CUB_VERSION {}), CUDA runtime {}, driver {}, on {}",
+            d.cccl_version.as_deref().unwrap_or("?"),
+            d.cub_version.map_or("?".into(), |v| v.to_string()),
+            cuda(d.cuda_runtime),
+            cuda(d.driver),
+            d.device.as_deref().unwrap_or("?")
+        )
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -810,6 +970,8 @@ struct GroupReport<'a> {
     copy: Vec<CopyResult>,
     measurements: &'a [Measurement],
     latency: &'a [Latency],
+    readback: &'a [Readback],
+    cub: Option<&'a CubReport>,
 }
 
 const GBPS_DEFINITION: &str = "GB/s = bytes the case must move / median time, 1 GB = 1e9 bytes; reductions move \
@@ -822,23 +984,30 @@ const GBPS_DEFINITION: &str = "GB/s = bytes the case must move / median time, 1 
 
 const USAGE: &str = "\
 usage: bench [reduce|scan|all] [--quick] [--out DIR] [--sizes SPEC] [--types LIST] [--cases LIST] [--runs N] [--warmup N]
+             [--cub PATH]
 
   reduce|scan|all  which group of cases (default all)
   --quick          fewer sizes (GPU: 2^12, 2^16, 2^20, 2^24, 2^28)
   --out DIR        where bench-<group>.json and <group>-<type>.svg go
                    (default target/bench; under cargo a relative DIR is taken
                    from the workspace root, otherwise from the current directory)
-  --sizes SPEC     log2 sizes: 10..28 (inclusive), 16,20,24, or a mix (12..16,20)
-                   (GPU default 10..28; emulator default 10..14)
+  --sizes SPEC     log2 sizes: 10..30 (inclusive), 16,20,24, or a mix (12..16,20)
+                   (GPU default 10..30; emulator default 10..14)
   --types LIST     element types, from i32,f32,f64 (default all three)
   --cases LIST     only the cases whose name contains one of these
                    comma-separated strings (e.g. lookback,copy); the latency
-                   line runs when one of them is in `sum_into`
+                   and readback lines run when one of them is in `sum_into`
+                   (or in `readback`, for the readback line)
   --runs N         timed runs per measurement (GPU default 100, emulator 5)
   --warmup N       untimed runs first (GPU default 3, emulator 1)
+  --cub PATH       after each group, run the CUB program at PATH (built from
+                   host/benches/cub/cub_bench.cu) on CUB's twins of sum_into,
+                   inclusive_scan, exclusive_scan and the readback line, and
+                   report x CUB = CUB's median / ours (CUDA only)
 
 Environment: GPUPRIM_BACKEND=emu|cuda picks the backend; GPUPRIM_REQUIRE_GPU=1
-fails instead of falling back to the CPU emulator.";
+fails instead of falling back to the CPU emulator; GPUPRIM_CUB_BENCH=PATH is
+--cub PATH when --cub is not given.";
 
 struct Options {
     groups: Vec<Group>,
@@ -850,6 +1019,8 @@ struct Options {
     warmup: Option<usize>,
     /// Only cases whose name contains one of these (all when `None`).
     cases: Option<Vec<String>>,
+    /// The CUB program (`--cub`).
+    cub: Option<PathBuf>,
 }
 
 fn parse_sizes(spec: &str) -> Res<Vec<u32>> {
@@ -885,6 +1056,7 @@ fn parse_args(args: &[String]) -> Res<Option<Options>> {
         runs: None,
         warmup: None,
         cases: None,
+        cub: None,
     };
     let mut it = args.iter();
     let value = |it: &mut std::slice::Iter<String>, flag: &str| -> Res<String> {
@@ -899,6 +1071,7 @@ fn parse_args(args: &[String]) -> Res<Option<Options>> {
             // cargo bench passes --bench to harness=false targets.
             "--bench" => {}
             "--out" => o.out = Some(PathBuf::from(value(&mut it, a)?)),
+            "--cub" => o.cub = Some(PathBuf::from(value(&mut it, a)?)),
             "--sizes" => o.sizes = Some(parse_sizes(&value(&mut it, a)?)?),
             "--types" => {
                 let v = value(&mut it, a)?;
@@ -985,6 +1158,8 @@ struct Bench<'a> {
     /// Copy timings by (type, log2 size); i32 and f32 share bytes but are
     /// kept apart so every table row has its own copy measurement.
     copies: HashMap<(Ty, u32), CopyResult>,
+    /// [`digest`] of each input by (type, log2 size), when CUB runs too.
+    digests: Option<HashMap<(Ty, u32), u64>>,
 }
 
 impl Bench<'_> {
@@ -993,7 +1168,10 @@ impl Bench<'_> {
         for &k in sizes {
             let n = 1usize << k;
             let bytes = n * T::TY.size();
-            let data: Vec<T> = random_data(n, SEED ^ (u64::from(k) << 8) ^ T::TY as u64);
+            let data: Vec<T> = random_data(n, input_seed(T::TY, k));
+            if let Some(d) = &mut self.digests {
+                d.insert((T::TY, k), digest(&data));
+            }
             let copies = rotation(bytes, self.plan.warmup + self.plan.runs);
             let inputs: Vec<AnyBuf> =
                 (0..copies).map(|_| self.ctx.upload(&data).map(T::wrap)).collect::<gpuprim::Result<_>>()?;
@@ -1028,6 +1206,7 @@ impl Bench<'_> {
                     pct_of_copy: 100.0 * rate / copy.gbps,
                     check,
                     timing,
+                    cub: None,
                 };
                 println!(
                     "  {:<6} {:<4} 2^{k:<3} {:>10} µs {:>9} GB/s {:>6}% of copy ({} runs, {} inputs) {}",
@@ -1078,7 +1257,7 @@ impl Bench<'_> {
                 .map_err(|e| format!("copy {} 2^{k}: {e}", T::TY.name()))?;
         let want = T::host(host).ok_or_else(|| mismatch("copy"))?;
         let got = dst.to_vec()?;
-        let check = match got.iter().zip(want).position(|(g, w)| !g.same_bits(*w)) {
+        let check = match got.iter().zip(want).position(|(g, w)| g.bits() != w.bits()) {
             None => "ok".to_string(),
             Some(i) => format!("FAILED: element {i} is {:?}, want {:?}", got[i], want[i]),
         };
@@ -1114,6 +1293,123 @@ impl Bench<'_> {
         };
         Ok(Latency { case: case.name.clone(), ty: T::TY, n, check, timing, with_host_launch })
     }
+
+    /// The readback line for `T`: the whole `Context::sum` of
+    /// 2^[`READBACK_LOG2`] elements (the inputs of that size's
+    /// measurements), the value back on the host, timed on the host.
+    fn readback<T: Elem>(&mut self) -> Res<Readback> {
+        let (k, n) = (READBACK_LOG2, 1usize << READBACK_LOG2);
+        let data: Vec<T> = random_data(n, input_seed(T::TY, k));
+        if let Some(d) = &mut self.digests {
+            d.insert((T::TY, k), digest(&data));
+        }
+        let copies = rotation(n * T::TY.size(), self.plan.warmup + self.plan.runs);
+        let inputs: Vec<DeviceBuffer<T>> =
+            (0..copies).map(|_| self.ctx.upload(&data)).collect::<gpuprim::Result<_>>()?;
+        let mut last = None;
+        let timing = time_host_runs(&self.plan, copies, |i| {
+            last = Some(self.ctx.sum(&inputs[i % copies])?);
+            Ok(())
+        })?;
+        let check = match last.map(|v| sum_expect(&data).check(v)) {
+            Some(Ok(())) => "ok".to_string(),
+            Some(Err(e)) => format!("FAILED: {e}"),
+            None => "FAILED: no result".to_string(),
+        };
+        Ok(Readback { case: "sum".into(), ty: T::TY, n, check, timing, cub: None })
+    }
+}
+
+/// The seed of the inputs of type `ty` at 2^`k` elements (the CUB program
+/// derives the same).
+fn input_seed(ty: Ty, k: u32) -> u64 {
+    SEED ^ (u64::from(k) << 8) ^ ty as u64
+}
+
+// ---------------------------------------------------------------------------
+// CUB
+// ---------------------------------------------------------------------------
+
+/// The CUB program's name for our case `name`, when it has a twin.
+fn cub_twin(name: &str) -> Option<&'static str> {
+    CUB_TWINS.iter().map(|&(n, _)| n).find(|&n| n == name)
+}
+
+/// Run the CUB program at `program` with `args`; its stderr (progress)
+/// passes through, its stdout is the JSON document. Never fails: what went
+/// wrong is in the report's `error`.
+fn run_cub(program: &Path, args: Vec<String>) -> CubReport {
+    let mut report = CubReport {
+        program: program.display().to_string(),
+        command_line: args,
+        exit_status: None,
+        error: None,
+        doc: CubDoc::default(),
+    };
+    let out = match std::process::Command::new(program)
+        .args(&report.command_line)
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::inherit())
+        .output()
+    {
+        Ok(o) => o,
+        Err(e) => {
+            report.error = Some(format!("cannot run {}: {e}", program.display()));
+            return report;
+        }
+    };
+    report.exit_status = out.status.code();
+    match serde_json::from_slice::<CubDoc>(&out.stdout) {
+        Ok(doc) => report.doc = doc,
+        Err(e) => {
+            let said = String::from_utf8_lossy(&out.stdout);
+            let said = said.trim();
+            report.error = Some(format!(
+                "{} printed no JSON document ({e}; {}){}",
+                program.display(),
+                out.status,
+                if said.is_empty() { String::new() } else { format!("; stdout began: {}", short(said)) }
+            ));
+        }
+    }
+    report
+}
+
+/// The comparison of our median `ours_us` on inputs with digest `ours` with
+/// CUB's result `r` (no numbers and a failed check when CUB has none).
+fn compare(r: Option<&CubResult>, ours_us: f64, ours: Option<u64>) -> CubCompare {
+    let Some(r) = r else {
+        let cub_check = "FAILED: the CUB program has no result for this".to_string();
+        return CubCompare { cub_us: f64::NAN, x_cub: f64::NAN, cub_check, cub_held: false };
+    };
+    let cub_us = r.median_us.unwrap_or(f64::NAN);
+    let theirs = r.input_digest.as_deref();
+    let cub_check = match (ours.map(|d| format!("{d:016x}")), theirs) {
+        (Some(o), Some(t)) if o != t => format!("FAILED: CUB's inputs are not ours (digest {t}, ours {o})"),
+        _ => r.check.clone(),
+    };
+    CubCompare { cub_us, x_cub: cub_us / ours_us, cub_check, cub_held: r.held }
+}
+
+/// Attach CUB's results to our measurements with a twin and to the
+/// readback lines.
+fn attach_cub(
+    doc: &CubDoc,
+    digests: Option<&HashMap<(Ty, u32), u64>>,
+    results: &mut [Measurement],
+    readback: &mut [Readback],
+) {
+    let find =
+        |case: &str, ty: Ty, k: u32| doc.results.iter().find(|r| r.case == case && r.ty == ty.name() && r.log2_n == k);
+    let ours = |ty: Ty, k: u32| digests.and_then(|d| d.get(&(ty, k)).copied());
+    for m in results.iter_mut() {
+        if let Some(twin) = cub_twin(&m.case) {
+            m.cub = Some(compare(find(twin, m.ty, m.log2_n), m.timing.median_us, ours(m.ty, m.log2_n)));
+        }
+    }
+    for r in readback.iter_mut() {
+        r.cub = Some(compare(find("readback", r.ty, READBACK_LOG2), r.timing.median_us, ours(r.ty, READBACK_LOG2)));
+    }
 }
 
 fn main() -> ExitCode {
@@ -1143,13 +1439,15 @@ fn real_main(args: &[String]) -> Res<bool> {
         (Some(s), _, _) => s.clone(),
         (None, true, _) => (10..=14).collect(),
         (None, false, true) => vec![12, 16, 20, 24, 28],
-        (None, false, false) => (10..=28).collect(),
+        (None, false, false) => (10..=30).collect(),
     };
     let plan = Plan {
         warmup: opt.warmup.unwrap_or(if emu { 1 } else { 3 }),
         runs: opt.runs.unwrap_or(if emu { 5 } else { 100 }),
     };
     let out = out_dir(opt.out.as_deref());
+    let cub =
+        opt.cub.clone().or_else(|| std::env::var_os("GPUPRIM_CUB_BENCH").filter(|v| !v.is_empty()).map(PathBuf::from));
     let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     let date = utc_string(now);
 
@@ -1172,9 +1470,23 @@ fn real_main(args: &[String]) -> Res<bool> {
         RUN_BUDGET.as_secs(),
         ROTATE_BYTES >> 20
     );
+    let cub = match cub {
+        Some(path) if emu => {
+            println!("CUB: skipped on the emulator (--cub {}: the CUB program needs a GPU)", path.display());
+            None
+        }
+        Some(path) => {
+            println!("CUB: {} times CUB's twins of {} after each group", path.display(), twin_names());
+            Some(path)
+        }
+        None => {
+            println!("CUB: not compared (no --cub PATH or GPUPRIM_CUB_BENCH)");
+            None
+        }
+    };
 
     std::fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
-    let mut bench = Bench { ctx: &ctx, plan, copies: HashMap::new() };
+    let mut bench = Bench { ctx: &ctx, plan, copies: HashMap::new(), digests: cub.as_ref().map(|_| HashMap::new()) };
     let mut files = Vec::new();
     let mut summaries = Vec::new();
     let mut all_ok = true;
@@ -1225,8 +1537,80 @@ fn real_main(args: &[String]) -> Res<bool> {
             );
             latency.push(l);
         }
+        // Readback: the whole `sum`, the value on the host, per type.
+        let mut readback = Vec::new();
+        if group == Group::Reduce
+            && opt
+                .cases
+                .as_ref()
+                .is_none_or(|l| l.iter().any(|p| "sum_into".contains(p.as_str()) || "readback".contains(p.as_str())))
+        {
+            for &ty in &opt.types {
+                let r = match ty {
+                    Ty::I32 => bench.readback::<i32>(),
+                    Ty::F32 => bench.readback::<f32>(),
+                    Ty::F64 => bench.readback::<f64>(),
+                };
+                let r = r.unwrap_or_else(|e| Readback {
+                    case: "sum".into(),
+                    ty,
+                    n: 1 << READBACK_LOG2,
+                    check: format!("ERROR: {e}"),
+                    timing: Timing::failed(bench.plan.warmup, 0),
+                    cub: None,
+                });
+                println!(
+                    "  readback sum {} 2^{READBACK_LOG2}: median {} µs host time ({} runs) {}",
+                    ty.name(),
+                    sig(r.timing.median_us),
+                    r.timing.runs,
+                    r.check
+                );
+                readback.push(r);
+            }
+        }
 
-        all_ok &= results.iter().all(|m| m.check == "ok") && latency.iter().all(|l| l.check == "ok");
+        // CUB's twins of the group's cases, on the same types and sizes.
+        let cub_report = cub.as_deref().and_then(|program| {
+            let twins: Vec<&str> = CUB_TWINS
+                .iter()
+                .map(|&(n, _)| n)
+                .filter(|&n| cases.iter().any(|c| c.name == n))
+                .chain((!readback.is_empty()).then_some("readback"))
+                .collect();
+            if twins.is_empty() {
+                return None;
+            }
+            let types: Vec<&str> = opt
+                .types
+                .iter()
+                .filter(|&&t| !readback.is_empty() || cases.iter().any(|c| c.ty == t && cub_twin(&c.name).is_some()))
+                .map(|t| t.name())
+                .collect();
+            let args = cub_args(&twins, &types, &sizes, &bench.plan);
+            println!("  CUB: {} {}", program.display(), args.join(" "));
+            let report = run_cub(program, args);
+            if report.error.is_none() {
+                attach_cub(&report.doc, bench.digests.as_ref(), &mut results, &mut readback);
+            }
+            match &report.error {
+                Some(e) => println!("  CUB: FAILED, the bench goes on without it: {e}"),
+                None => println!(
+                    "  CUB: {}; {} results{}",
+                    report.versions(),
+                    report.doc.results.len(),
+                    match report.exit_status {
+                        Some(0) => String::new(),
+                        s => format!(" (exit status {}: see its checks)", s.map_or("none".into(), |s| s.to_string())),
+                    }
+                ),
+            }
+            Some(report)
+        });
+
+        all_ok &= results.iter().all(|m| m.check == "ok")
+            && latency.iter().all(|l| l.check == "ok")
+            && readback.iter().all(|r| r.check == "ok");
         let mut copy: Vec<CopyResult> = bench
             .copies
             .values()
@@ -1263,6 +1647,8 @@ fn real_main(args: &[String]) -> Res<bool> {
             copy: copy.clone(),
             measurements: &results,
             latency: &latency,
+            readback: &readback,
+            cub: cub_report.as_ref(),
         };
         let json_path = out.join(format!("bench-{}.json", group.name()));
         let json = serde_json::to_string_pretty(&report)?;
@@ -1278,7 +1664,7 @@ fn real_main(args: &[String]) -> Res<bool> {
             std::fs::write(&path, svg).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
             files.push(path);
         }
-        summaries.push((group, all_cases.is_empty(), results, latency));
+        summaries.push(Summary { group, none: all_cases.is_empty(), results, latency, readback, cub: cub_report });
     }
 
     println!("== files");
@@ -1286,11 +1672,16 @@ fn real_main(args: &[String]) -> Res<bool> {
         println!("  {}", f.display());
     }
     println!("== results on {}{}", ctx.device_name(), if emu { " (CPU EMULATOR: not GPU numbers)" } else { "" });
-    for (group, none, results, latency) in &summaries {
+    for Summary { group, none, results, latency, readback, cub } in &summaries {
         println!("-- {}", group.name());
         if *none {
             println!("no {} cases yet", group.name());
             continue;
+        }
+        match cub {
+            Some(c) if c.error.is_none() => println!("CUB twins timed by {}: {}", c.program, c.versions()),
+            Some(c) => println!("CUB: no comparison ({})", c.error.as_deref().unwrap_or("?")),
+            None => {}
         }
         print!("{}", table(results));
         for l in latency {
@@ -1309,6 +1700,25 @@ fn real_main(args: &[String]) -> Res<bool> {
                 l.check
             );
         }
+        for r in readback {
+            println!(
+                "readback (Context::sum of {} 2^{READBACK_LOG2}, the value on the host; host time around the whole call): \
+                 median {} µs (min {}, p90 {}; {} runs){} {}",
+                r.ty.name(),
+                sig(r.timing.median_us),
+                sig(r.timing.min_us),
+                sig(r.timing.p90_us),
+                r.timing.runs,
+                r.cub.as_ref().map_or(String::new(), |c| format!(
+                    "; CUB {} µs, × CUB {}{}",
+                    sig(c.cub_us),
+                    x_cell(c.x_cub),
+                    if c.cub_check == "ok" { String::new() } else { format!(" (CUB: {})", short(&c.cub_check)) }
+                )),
+                r.check
+            );
+        }
+        print!("{}", cub_grid(results, readback));
     }
     if emu {
         println!("{EMU_BANNER}");
@@ -1319,18 +1729,163 @@ fn real_main(args: &[String]) -> Res<bool> {
     Ok(all_ok)
 }
 
+/// What the summary keeps of a group.
+struct Summary {
+    group: Group,
+    /// The group has no cases at all.
+    none: bool,
+    results: Vec<Measurement>,
+    latency: Vec<Latency>,
+    readback: Vec<Readback>,
+    cub: Option<CubReport>,
+}
+
+/// `sum_into, inclusive_scan, exclusive_scan and the readback line`.
+fn twin_names() -> String {
+    CUB_TWINS.iter().map(|&(n, _)| n).collect::<Vec<_>>().join(", ") + " and the readback line"
+}
+
+/// The CUB program's command line for `cases`, `types` and `sizes`, with
+/// our run plan.
+fn cub_args(cases: &[&str], types: &[&str], sizes: &[u32], plan: &Plan) -> Vec<String> {
+    let sizes: Vec<String> = sizes.iter().map(u32::to_string).collect();
+    [
+        ("--cases", cases.join(",")),
+        ("--types", types.join(",")),
+        ("--sizes", sizes.join(",")),
+        ("--runs", plan.runs.to_string()),
+        ("--warmup", plan.warmup.to_string()),
+        ("--rotate-bytes", ROTATE_BYTES.to_string()),
+        ("--budget-s", RUN_BUDGET.as_secs_f64().to_string()),
+        ("--min-runs", MIN_RUNS.to_string()),
+        ("--readback-log2", READBACK_LOG2.to_string()),
+    ]
+    .into_iter()
+    .flat_map(|(flag, v)| [flag.to_string(), v])
+    .collect()
+}
+
+/// A × CUB value: cut (not rounded) to two decimals, so that it reads 1.00
+/// or more exactly when CUB's time is at least ours; `-` for no number.
+fn x_cell(x: f64) -> String {
+    if x.is_finite() { format!("{:.2}", (x * 100.0 + 1e-9).floor() / 100.0) } else { "-".into() }
+}
+
+/// The x CUB grid of a group: a row per size, a column per case and type
+/// with a CUB twin (and the readback line); `*` marks a miss (below 1.00 or
+/// no number), `!` a result that is not ok (ours or CUB's). Empty when CUB
+/// did not run.
+fn cub_grid(results: &[Measurement], readback: &[Readback]) -> String {
+    let mut s = String::new();
+    let mut cols: Vec<(&str, Ty)> = Vec::new();
+    for m in results.iter().filter(|m| m.cub.is_some()) {
+        if !cols.contains(&(m.case.as_str(), m.ty)) {
+            cols.push((&m.case, m.ty));
+        }
+    }
+    let rb: Vec<&Readback> = readback.iter().filter(|r| r.cub.is_some()).collect();
+    if cols.is_empty() && rb.is_empty() {
+        return s;
+    }
+    let mut sizes: Vec<u32> = results.iter().filter(|m| m.cub.is_some()).map(|m| m.log2_n).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    // Misses and results not ok, by column ("sum_into f32") and then size.
+    let (mut met, mut misses, mut flagged) = (0, Vec::new(), Vec::new());
+    let mut cell = |col: String, at: String, x: &CubCompare, ours_ok: bool| {
+        let bad = !ours_ok || x.cub_check != "ok";
+        let miss = x.x_cub.is_nan() || x.x_cub < 1.0;
+        if miss {
+            misses.push((col.clone(), format!("{at} {}", x_cell(x.x_cub))));
+        } else {
+            met += 1;
+        }
+        if bad {
+            flagged.push((col, at));
+        }
+        let marks = format!("{}{}", if miss { "*" } else { "" }, if bad { "!" } else { "" });
+        format!("{:>5}{marks:<2}", x_cell(x.x_cub))
+    };
+    let _ = writeln!(
+        s,
+        "× CUB (CUB median time / ours, the same method in the same run; >= 1.00: at or above CUB; \
+         * below, ! a result not ok):"
+    );
+    let w = cols.iter().map(|(c, _)| c.len() + 4).max().unwrap_or(0).max(7);
+    let mut head = format!("{:<6}", "size");
+    for (c, t) in &cols {
+        let _ = write!(head, "  {:>w$}", format!("{c} {}", t.name()));
+    }
+    let _ = writeln!(s, "{}", head.trim_end());
+    for &k in &sizes {
+        let mut line = format!("{:<6}", format!("2^{k}"));
+        for &(c, t) in &cols {
+            let m = results.iter().find(|m| m.case == c && m.ty == t && m.log2_n == k);
+            let v = match m.and_then(|m| m.cub.as_ref().map(|x| (m, x))) {
+                Some((m, x)) => cell(format!("{c} {}", t.name()), format!("2^{k}"), x, m.check == "ok"),
+                None => String::new(),
+            };
+            let _ = write!(line, "  {v:>w$}");
+        }
+        let _ = writeln!(s, "{}", line.trim_end());
+    }
+    for r in &rb {
+        if let Some(x) = &r.cub {
+            let v = cell(format!("readback {}", r.ty.name()), format!("2^{READBACK_LOG2}"), x, r.check == "ok");
+            let _ = writeln!(s, "readback {} 2^{READBACK_LOG2} (host time): {}", r.ty.name(), v.trim());
+        }
+    }
+    let total = met + misses.len();
+    if misses.is_empty() {
+        let _ = writeln!(s, "× CUB: all {total} at or above CUB");
+    } else {
+        let _ = writeln!(s, "× CUB: {met} of {total} at or above CUB; MISSED: {}", by_column(&misses));
+    }
+    if !flagged.is_empty() {
+        let _ = writeln!(s, "× CUB: not ok (ours or CUB's check; see the table and the JSON): {}", by_column(&flagged));
+    }
+    s
+}
+
+/// `a 2^10 0.98, 2^12 0.97; b 2^20 0.5` from (column, entry) pairs, columns
+/// in first-seen order.
+fn by_column(entries: &[(String, String)]) -> String {
+    let mut cols: Vec<&str> = Vec::new();
+    for (c, _) in entries {
+        if !cols.contains(&c.as_str()) {
+            cols.push(c);
+        }
+    }
+    let of = |c: &str| entries.iter().filter(|(e, _)| e == c).map(|(_, v)| v.as_str()).collect::<Vec<_>>().join(", ");
+    cols.iter().map(|c| format!("{c} {}", of(c))).collect::<Vec<_>>().join("; ")
+}
+
 fn table(results: &[Measurement]) -> String {
     let mut s = String::new();
     let cw = results.iter().map(|m| m.case.chars().count()).max().unwrap_or(0).max(4);
+    // The x CUB column, when CUB ran.
+    let cub = results.iter().any(|m| m.cub.is_some());
     let _ = writeln!(
         s,
-        "{:<6} {:<5} {:<cw$} {:>12} {:>10} {:>8} {:>10}  check",
-        "size", "type", "case", "median µs", "GB/s", "% copy", "copy GB/s"
+        "{:<6} {:<5} {:<cw$} {:>12} {:>10} {:>8} {:>10}{}  check",
+        "size",
+        "type",
+        "case",
+        "median µs",
+        "GB/s",
+        "% copy",
+        "copy GB/s",
+        if cub { format!(" {:>7}", "× CUB") } else { String::new() }
     );
     for m in results {
+        let x = match &m.cub {
+            Some(c) => format!(" {:>7}", x_cell(c.x_cub)),
+            None if cub => format!(" {:>7}", ""),
+            None => String::new(),
+        };
         let _ = writeln!(
             s,
-            "{:<6} {:<5} {:<cw$} {:>12} {:>10} {:>7}% {:>10}  {}",
+            "{:<6} {:<5} {:<cw$} {:>12} {:>10} {:>7}% {:>10}{x}  {}",
             format!("2^{}", m.log2_n),
             m.ty.name(),
             m.case,
