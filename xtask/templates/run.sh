@@ -16,7 +16,11 @@
 #             threads against CPU references; fails unless it ran on CUDA.
 #   sanitize  compute-sanitizer memcheck, racecheck and synccheck, each
 #             separately, on ./sanitize if bundled, else on ./demo --small.
-#   bench     ./bench all --out OUTDIR EXTRA...
+#   bench     ./bench all --out OUTDIR --cub CUB_BENCH EXTRA..., where
+#             CUB_BENCH is host/benches/cub/cub_bench.cu built here with nvcc
+#             (PATH, else /usr/local/cuda/bin; log: OUTDIR/cub_build.log) so
+#             that the bench times CUB's twins too (x CUB); without nvcc, or
+#             if the build fails, the bench runs without CUB.
 #   all       tests, consumer, sanitize, bench (the default); EXTRA goes
 #             to bench.
 #
@@ -222,17 +226,52 @@ run_sanitize() {
   return "$rc"
 }
 
+find_nvcc() {
+  if command -v nvcc 2> /dev/null; then return 0; fi
+  if [ -x /usr/local/cuda/bin/nvcc ]; then echo /usr/local/cuda/bin/nvcc; return 0; fi
+  return 1
+}
+
+# Build the CUB comparison program into $WORK/cub_bench, saying what
+# happened; when it cannot be built the bench runs without CUB.
+build_cub() {
+  local src="$ROOT/host/benches/cub/cub_bench.cu" log="$OUT/cub_build.log" nvcc
+  local -a cmd
+  : > "$log"
+  if [ ! -f "$src" ]; then
+    echo "bench: $src not found; running without CUB" | tee -a "$log"
+    return 1
+  fi
+  if ! nvcc=$(find_nvcc); then
+    echo "bench: nvcc not found (PATH, /usr/local/cuda/bin); running without CUB" | tee -a "$log"
+    return 1
+  fi
+  cmd=("$nvcc" -O3 -std=c++17 -arch=native -o "$WORK/cub_bench" "$src")
+  { "$nvcc" --version; echo "+ ${cmd[*]}"; } >> "$log" 2>&1
+  echo "bench: building CUB's twins with $nvcc (log: $log)"
+  if ! "${cmd[@]}" >> "$log" 2>&1 || [ ! -x "$WORK/cub_bench" ]; then
+    rm -f "$WORK/cub_bench"
+    echo "bench: building $src failed (last lines of $log below); running without CUB"
+    tail -n 5 "$log" | sed 's/^/  /'
+    return 1
+  fi
+  echo "bench: built $WORK/cub_bench"
+}
+
 run_bench() {
   local rc bench
+  local -a cub=()
   echo "== bench (output: $OUT/bench.txt)"
   if ! bench=$(program bench); then
     echo "bench: ./bench is not in the bundle"
     return 1
   fi
+  build_cub 2>&1 | tee "$OUT/bench.txt"
+  if [ -x "$WORK/cub_bench" ]; then cub=(--cub "$WORK/cub_bench"); fi
   (
     cd "$ROOT" &&
-      GPUPRIM_REQUIRE_GPU=1 "$bench" all --out "$OUT" "$@"
-  ) 2>&1 | tee "$OUT/bench.txt"
+      GPUPRIM_REQUIRE_GPU=1 "$bench" all --out "$OUT" ${cub[@]+"${cub[@]}"} "$@"
+  ) 2>&1 | tee -a "$OUT/bench.txt"
   rc=${PIPESTATUS[0]}
   echo "bench: $(verdict bench "$rc")"
   return "$rc"
