@@ -12,8 +12,12 @@
 Unless --no-gbps: a header line, one GB/s table per element type (a row
 per size; the copy rate, a column per case, and the default case -- reduce
 `sum_into`, scan `inclusive_scan`, or --default -- as % of copy) and the
-latency line. --us adds one table of median µs (a row per size and type, the
-copy first); --lecture adds the reduction lecture table (the
+latency line, then the readback table (`Context::sum`, the value on the
+host) when the file has one. Cases the bench compared with CUB (`--cub`:
+`sum_into`, `inclusive_scan`, `exclusive_scan`) get a `× CUB` column each
+(CUB's median / ours, timed the same way in the same run; above 1.00 we are
+faster), in the GB/s and µs tables. --us adds one table of median µs (a row
+per size and type, the copy first); --lecture adds the reduction lecture table (the
 `sum/<kernel>+relaunch/b1024` cases at 2^26 i32, or --lecture-at, with step
 and cumulative speedups).
 
@@ -22,10 +26,12 @@ reduce, the nine kernels at 256 threads and `sum_into`; scan, every case
 (labels without `inclusive/`). A value timed with plain events instead of
 the held stream (`"held": false`) is marked †; a measurement that failed or
 disagreed with the CPU reference shows `-` (or its value marked !), with
-its message listed under the table. Standard library only.
+its message listed under the table; so does a `× CUB` whose CUB result was
+not ok. Standard library only.
 """
 import argparse
 import json
+import math
 
 # Reduction kernels in lecture order: name, column label, lecture-table label.
 KERNELS = [
@@ -84,6 +90,22 @@ class Table:
             self.notes.setdefault(HELD, True)
         return fmt(x[field]) + mark
 
+    def cub_cases(self, cases, types=None):
+        """The cases among `cases` (names) that carry `x_cub` for one of `types`."""
+        return [c for c in cases if any(k[0] == c and (types is None or k[1] in types) and "x_cub" in x
+                                        for k, x in self.m.items())]
+
+    def xcub(self, x):
+        """A measurement's × CUB cell: blank without a CUB twin."""
+        if x is None or "x_cub" not in x:
+            return ""
+        ok = x.get("cub_check", "ok") == "ok"
+        if not ok:
+            self.notes.setdefault((x.get("case", "readback"), x["type"], "CUB: " + x["cub_check"]), []).append(
+                x.get("log2_n", (x.get("n") or 1).bit_length() - 1))
+        v = x["x_cub"]  # cut, not rounded, to two decimals: 1.00 means at least 1
+        return ("-" if v is None else f"{math.floor(v * 100 + 1e-9) / 100:.2f}") + ("" if ok else FAILED)
+
     def footnotes(self):
         lines = []
         if self.notes.pop(HELD, None) and not self.held_told:
@@ -104,29 +126,39 @@ def row(cells):
 def gbps_tables(data, t, cases, types, ns, default):
     unit = "input bytes" if data["group"] == "reduce" else "bytes read + written"
     pct = any(c == default for c, _, _ in t.m)  # the % column, if that case was measured
+    any_cub = False
     for ty in types:
-        head = ["n", "copy"] + [label for _, label in cases] + [f"`{default}` % of copy"] * pct
+        cub = t.cub_cases([c for c, _ in cases], [ty])
+        head = (["n", "copy"] + [label for _, label in cases] + [f"`{default}` % of copy"] * pct
+                + [f"`{c}` × CUB" for c in cub])
         print(f"\n#### {ty}: GB/s ({unit} / median time), copy counts read + write\n")
         print(row(head))
         print("|---" + "|---:" * (len(head) - 1) + "|")
         for k in ns:
             d = t.cell(t.m.get((default, ty, k)), "pct_of_copy", lambda v: f"{v:.0f}%")
             print(row([f"2^{k}", t.cell(t.copy.get((ty, k)), "gbps")]
-                      + [t.cell(t.m.get((c, ty, k)), "gbps") for c, _ in cases] + [d] * pct))
+                      + [t.cell(t.m.get((c, ty, k)), "gbps") for c, _ in cases] + [d] * pct
+                      + [t.xcub(t.m.get((c, ty, k))) for c in cub]))
+        any_cub |= bool(cub)
         notes = t.footnotes()
         if notes:
             print("\n" + notes)
+    if any_cub:
+        print("\n× CUB = CUB's median time / ours, both timed the same way in the same run "
+              "(above 1.00: gpuprim is faster).")
 
 
 def us_table(t, cases, types, ns, title):
-    head = ["n", "type", "copy"] + [label for _, label in cases]
+    cub = t.cub_cases([c for c, _ in cases], types)
+    head = ["n", "type", "copy"] + [label for _, label in cases] + [f"`{c}` × CUB" for c in cub]
     print(f"\n#### {title}\n")
     print(row(head))
     print("|---|---" + "|---:" * (len(head) - 2) + "|")
     for ty in types:
         for k in ns:
             print(row([f"2^{k}", ty, t.cell(t.copy.get((ty, k)), "median_us", us)]
-                      + [t.cell(t.m.get((c, ty, k)), "median_us", us) for c, _ in cases]))
+                      + [t.cell(t.m.get((c, ty, k)), "median_us", us) for c, _ in cases]
+                      + [t.xcub(t.m.get((c, ty, k))) for c in cub]))
     notes = t.footnotes()
     if notes:
         print("\n" + notes)
@@ -152,6 +184,49 @@ def lecture_table(t, k, ty, block):
     notes = t.footnotes()
     if notes:
         print("\n" + notes)
+
+
+def readback_table(data, t, types):
+    """The readback line: `Context::sum` with the value on the host, host time."""
+    rows = [r for r in data.get("readback", []) if r["type"] in types]
+    if not rows:
+        return
+    cub = any("x_cub" in r for r in rows)
+    what = "emulator wall clock" if data.get("emulator_timings") else "host time around the whole call"
+    n = rows[0]["n"]
+    print(f"\n#### Readback: `Context::sum` of 2^{n.bit_length() - 1}, the value on the host ({what}), median µs\n")
+    head = ["type", "`sum` µs", "min", "p90"] + ["CUB µs", "× CUB"] * cub
+    print(row(head))
+    print("|---" + "|---:" * (len(head) - 1) + "|")
+    for r in rows:
+        x = dict(r, case="readback", held=True)  # host time, as the heading says: no † mark
+        cells = [r["type"], t.cell(x, "median_us", us), t.cell(x, "min_us", us), t.cell(x, "p90_us", us)]
+        if cub:
+            c = r.get("cub_us")
+            cells += ["" if "x_cub" not in r else "-" if c is None else us(c), t.xcub(x)]
+        print(row(cells))
+    if cub:
+        print("\nCUB: `DeviceReduce::Sum`, a copy of the value into pinned host memory and a stream "
+              "synchronize, timed on the host the same way.")
+    notes = t.footnotes()
+    if notes:
+        print("\n" + notes)
+
+
+def cub_header(data):
+    """One line on the CUB program of the file, if it ran."""
+    c = data.get("cub")
+    if not c:
+        return
+    if c.get("error"):
+        print(f"\nCUB: no comparison in this file ({c['error']}).")
+        return
+
+    def cuda(v):
+        return "?" if v is None else f"{v // 1000}.{v % 1000 // 10}"
+    print(f"\nCUB twins timed in the same run by `cub_bench` (host/benches/cub/cub_bench.cu): CUB "
+          f"{c.get('cccl_version', '?')} (CUB_VERSION {c.get('cub_version', '?')}), CUDA runtime "
+          f"{cuda(c.get('cuda_runtime'))}, driver {cuda(c.get('driver'))}, on {c.get('device', '?')}.")
 
 
 def header(data):
@@ -212,8 +287,10 @@ def main():
 
     if not a.no_gbps:
         header(data)
+        cub_header(data)
         gbps_tables(data, t, cases, types, ns, a.default or DEFAULT_CASE[group])
         latency(data)
+        readback_table(data, t, types)
     if a.us:
         us_table(t, cases, types, ns, a.us_title)
     if a.lecture:
