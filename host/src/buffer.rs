@@ -322,6 +322,17 @@ pub struct DeviceSliceMut<'a, T> {
     _t: PhantomData<&'a mut [T]>,
 }
 
+impl<T> DeviceSliceMut<'_, T> {
+    /// A view of `len` elements at `addr` in `domain`, unchecked.
+    ///
+    /// # Safety
+    /// `addr` holds `len` elements of `T`, aligned, usable by the domain's
+    /// kernels and by nothing else for the view's lifetime.
+    pub(crate) unsafe fn from_parts(addr: u64, len: usize, domain: Domain) -> Self {
+        DeviceSliceMut { addr, len, domain, _t: PhantomData }
+    }
+}
+
 impl<T: DeviceRepr> std::fmt::Debug for DeviceSlice<'_, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "DeviceSlice<{}>[{}] at {:#x}", T::NAME, self.len, self.addr)

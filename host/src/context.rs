@@ -1,10 +1,10 @@
 //! The context: a backend, its loaded kernels, memory and launches.
 
 use crate::backend::BackendKind;
-use crate::backend::cuda::Cuda;
+use crate::backend::cuda::{Cuda, MappedHost};
 use crate::backend::emu::{EmuAlloc, EmuConfig, Emulator};
 pub(crate) use crate::buffer::Alloc;
-use crate::buffer::{DeviceBuffer, DeviceInput, DeviceOutput, DeviceRepr, Domain};
+use crate::buffer::{DeviceBuffer, DeviceInput, DeviceOutput, DeviceRepr, DeviceSliceMut, Domain};
 use crate::error::{CudaContext as _, Error, Result};
 use crate::single_pass::Halves;
 use cudarc::driver::CudaStream;
@@ -78,13 +78,21 @@ pub(crate) struct StreamState {
     /// The single-pass launches' double-buffered status storage
     /// ([`crate::single_pass`]), touched by nothing else.
     status: Mutex<Option<(Alloc, Halves)>>,
+    /// Where reductions returned to the host write their result (CUDA only):
+    /// mapped host memory, so reading it back needs no copy.
+    result: Mutex<Option<MappedHost>>,
     cuda: Option<Arc<CudaStream>>,
 }
 
 impl StreamState {
     /// A stream (none on the emulator) with no scratch storage yet.
     fn new(cuda: Option<Arc<CudaStream>>) -> Arc<Self> {
-        Arc::new(StreamState { scratch: Default::default(), status: Default::default(), cuda })
+        Arc::new(StreamState {
+            scratch: Default::default(),
+            status: Default::default(),
+            result: Default::default(),
+            cuda,
+        })
     }
 }
 
@@ -449,6 +457,46 @@ impl Context {
                 len: 0,
             }),
         }
+    }
+
+    /// Run `f`, which queues work that writes one `T` into the output it is
+    /// given, then wait for this stream and return that value. On CUDA the
+    /// output is page-locked host memory mapped into the device, kept per
+    /// stream: the kernel's store reaches the host directly, so there is no
+    /// allocation, no free and no copy per call. `None` on the emulator
+    /// (and for more than 64 bytes): the caller reads back its own way.
+    pub(crate) fn read_back<T: DeviceRepr>(
+        &self,
+        f: impl FnOnce(DeviceSliceMut<'_, T>) -> Result<()>,
+    ) -> Result<Option<T>> {
+        const SLOT: usize = 64;
+        let (Backend::Cuda(c), Some(stream)) = (&self.inner.backend, self.cuda_stream()) else { return Ok(None) };
+        if std::mem::size_of::<T>() > SLOT {
+            return Ok(None);
+        }
+        let mut guard = self.stream.result.lock().unwrap_or_else(|e| e.into_inner());
+        let slot = match guard.take() {
+            Some(m) => m,
+            None => {
+                c.bind()?;
+                MappedHost::new(SLOT)?
+            }
+        };
+        let slot = &*guard.insert(slot);
+        // Poisoned, so that a kernel that wrote nothing is not read as a
+        // plausible result. No kernel uses the slot now: each call waits
+        // for its own work before it returns.
+        slot.fill(0xff);
+        // SAFETY: `SLOT` bytes of device-accessible memory, 64-byte aligned
+        // (page-aligned), owned by this stream and serialised by its mutex.
+        let view = unsafe { DeviceSliceMut::from_parts(slot.device_addr(), 1, self.domain()) };
+        debug_assert!(slot.bytes() >= std::mem::size_of::<T>());
+        let queued = f(view);
+        // Wait even after an error: work already queued may still write.
+        let waited = c.synchronize(stream);
+        queued?;
+        waited?;
+        Ok(Some(slot.read::<T>()))
     }
 
     /// Run `f` on this stream's single-pass status storage, whose two

@@ -1428,8 +1428,19 @@ impl<'c> Reducer<'c> {
         R::In: DeviceRepr,
         R::Acc: DeviceRepr,
     {
+        let x = x.input(self.ctx)?;
+        // Straight into mapped host memory (CUDA): no allocation, free or
+        // copy per call. Not for the atomic finish, whose atomics would
+        // then cross the bus.
+        if self.finish != Finish::Atomic {
+            let got =
+                self.ctx.read_back::<R::Acc>(|out| self.reduce_views::<R, R::Acc>(k, x.view, y, out, None, post))?;
+            if let Some(v) = got {
+                return Ok(v);
+            }
+        }
         let mut out = self.ctx.alloc::<R::Acc>(1)?;
-        self.reduce::<R, R::Acc>(k, &x, y, &mut out, None, post)?;
+        self.reduce::<R, R::Acc>(k, &x.view, y, &mut out, None, post)?;
         let mut v = [R::Acc::default()];
         out.copy_to_host(&mut v)?;
         Ok(v[0])

@@ -512,6 +512,73 @@ impl Drop for HeldWords {
     }
 }
 
+/// Page-locked host memory mapped into the device's address space: a
+/// kernel's stores to [`MappedHost::device_addr`] land in host memory, which
+/// the host reads once the stream is done, with no copy and no allocation
+/// per use. The slot a reduction returned to the host is written into.
+pub(crate) struct MappedHost {
+    host: *mut u8,
+    device: u64,
+    bytes: usize,
+}
+
+// SAFETY: plain memory usable from any thread; its users serialise access
+// (the owning stream's mutex) and read it only after the stream is done.
+unsafe impl Send for MappedHost {}
+// SAFETY: as above.
+unsafe impl Sync for MappedHost {}
+
+impl MappedHost {
+    /// `bytes` of mapped memory (page-aligned). The context must be current
+    /// on this thread ([`Cuda::bind`]).
+    pub(crate) fn new(bytes: usize) -> Result<Self> {
+        // SAFETY: plain allocation; the caller made the context current.
+        let host = unsafe { result::malloc_host(bytes, sys::CU_MEMHOSTALLOC_DEVICEMAP) }.during("cuMemHostAlloc")?;
+        // Owned from here, so an error below frees it.
+        let mut mem = MappedHost { host: host as *mut u8, device: 0, bytes };
+        // SAFETY: `host` is a live mapped allocation; flags must be 0.
+        unsafe { sys::cuMemHostGetDevicePointer_v2(&mut mem.device, host, 0) }
+            .result()
+            .during("cuMemHostGetDevicePointer")?;
+        Ok(mem)
+    }
+
+    /// The device address of the first byte.
+    pub(crate) fn device_addr(&self) -> u64 {
+        self.device
+    }
+
+    /// Bytes held.
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// The first `size_of::<T>()` bytes as a `T`, read volatile (a kernel
+    /// wrote them). Call only after the work that writes them is done.
+    pub(crate) fn read<T: crate::buffer::DeviceRepr>(&self) -> T {
+        assert!(std::mem::size_of::<T>() <= self.bytes, "mapped slot too small");
+        // SAFETY: inside the live allocation, page-aligned; `DeviceRepr`
+        // types are plain data valid for any bits.
+        unsafe { (self.host as *const T).read_volatile() }
+    }
+
+    /// Fill every byte with `v` (before a kernel writes part of it).
+    pub(crate) fn fill(&self, v: u8) {
+        // SAFETY: inside the live allocation; no kernel uses it now (the
+        // caller's contract on when this is called).
+        unsafe { std::ptr::write_bytes(self.host, v, self.bytes) };
+        std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl Drop for MappedHost {
+    fn drop(&mut self) {
+        // SAFETY: allocated by `cuMemHostAlloc`, freed once; its owner waits
+        // for the work that writes it before letting go.
+        let _ = unsafe { result::free_host(self.host as *mut c_void) };
+    }
+}
+
 /// Lets the hold kernel go when dropped, on the early returns of
 /// [`Cuda::time_held`] (an error from `f` or the driver, a panic) as well as
 /// on success; where the stream was not waited for, waits for it, so the
