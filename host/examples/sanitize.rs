@@ -14,10 +14,23 @@
 //!
 //! To cover a new operation: write a `fn check_x<T: Elem>(ctx, n, seed)`
 //! and add one `op!` line to [`ops`] listing the types it supports.
+//!
+//! Scans: every [`ScanAlgorithm`] at every block size its kernels are
+//! instantiated for (read from the kernel table), for every operator and
+//! element type in [`scan_kinds`], at one tile and at several, each result
+//! checked. A scan kernel in the table that no check launches is a failure,
+//! so a new operator, type or block size cannot go uncovered: add it to
+//! [`scan_kinds`] (a `scan_op!` line, and a [`ScanCheck`] impl if the
+//! operator is new).
+//!
+//! On an H200 the whole program takes about 1 s, 2 minutes under racecheck
+//! and seconds under memcheck and synccheck; on the emulator about a minute.
 
 use gpuprim::reduce::{BLOCK_SIZES, Finish, Float, ReduceAlgorithm, Reducer};
-use gpuprim::{BackendKind, Context, DeviceRepr, Scalar};
+use gpuprim::scan::{Affine, BitAnd, BitOr, BitXor, Compose, Max, Min, Monoid, Product, Ring, ScanItem, ScanOp, Sum};
+use gpuprim::{BackendKind, Context, DeviceRepr, Scalar, Scan, ScanAlgorithm, ScanTemp};
 use gpuprim_kernels::ops::{Element, Integer};
+use std::collections::BTreeSet;
 use std::process::ExitCode;
 
 /// Input sizes: not a multiple of any block or tile size, and a smaller one.
@@ -36,6 +49,8 @@ trait Elem: Scalar<Acc = Self> + PartialEq + PartialOrd {
     const EPS: f64;
     /// A value made from 64 random bits (floats: in [-1, 1)).
     fn from_bits64(h: u64) -> Self;
+    /// The value nearest `v` (integers: truncated).
+    fn from_f64(v: f64) -> Self;
     /// A value for products: odd integers (the wrapping product stays
     /// non-zero), floats within 1/256 of 1 (no underflow).
     fn for_product(h: u64) -> Self;
@@ -55,6 +70,9 @@ macro_rules! int_elem {
             const EPS: f64 = 0.0;
             fn from_bits64(h: u64) -> Self {
                 h as $t
+            }
+            fn from_f64(v: f64) -> Self {
+                v as $t
             }
             fn for_product(h: u64) -> Self {
                 (h | 1) as $t
@@ -83,6 +101,9 @@ macro_rules! float_elem {
             const EPS: f64 = <$t>::EPSILON as f64;
             fn from_bits64(h: u64) -> Self {
                 ((h >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0) as $t
+            }
+            fn from_f64(v: f64) -> Self {
+                v as $t
             }
             fn for_product(h: u64) -> Self {
                 (1.0 + ((h >> 11) as f64 / (1u64 << 53) as f64 - 0.5) / 128.0) as $t
@@ -387,6 +408,511 @@ fn check_norms<T: Elem + Float>(ctx: &Context, n: usize, seed: u64) -> Res {
 }
 
 // ---------------------------------------------------------------------------
+// Scans
+// ---------------------------------------------------------------------------
+
+/// Depth of the combine tree behind output `i` of a scan of `n`, bounded
+/// for every algorithm: a thread's items and the block scans (< 64
+/// levels), two per level of the three-phase recursion, and at most two
+/// per tile along the single-pass chains (their float tiles hold at least
+/// 512 elements; this allows 256).
+fn scan_depth(i: usize, n: usize) -> f64 {
+    64.0 + 2.0 * (n.max(2) as f64).log2().ceil() + (i / 128) as f64
+}
+
+/// An operator on an element type as the scan checks use it: inputs that
+/// keep the prefixes changing all along, a start for exclusive scans that
+/// is not the identity, and the comparison with the CPU.
+trait ScanCheck<T: ScanItem + PartialEq>: ScanOp<T> + Default {
+    /// Element `i` of `n`, from 64 random bits.
+    fn input(h: u64, i: usize, n: usize) -> T;
+    /// The `init` of exclusive scans.
+    fn init(h: u64, n: usize) -> T {
+        Self::input(h, n / 2, n)
+    }
+    /// `got` against the scan of `data` from `init` (exact unless
+    /// overridden).
+    fn verify(data: &[T], init: T, exclusive: bool, got: &[T]) -> Res {
+        exact_scan::<T, Self>(data, init, exclusive, got)
+    }
+}
+
+/// `got` is exactly the scan of `data` from `init`, combined in input
+/// order as the kernels combine (integers wrap).
+fn exact_scan<T: ScanItem + PartialEq, Op: Monoid<T>>(data: &[T], init: T, exclusive: bool, got: &[T]) -> Res {
+    let mut run = init;
+    for (i, (&x, g)) in data.iter().zip(got).enumerate() {
+        let next = Op::combine(run, x);
+        let want = if exclusive { run } else { next };
+        if *g != want {
+            return Err(format!("element {i} of {}: got {g:?}, want {want:?}", data.len()));
+        }
+        run = next;
+    }
+    Ok(())
+}
+
+impl<T: Elem> ScanCheck<T> for Sum {
+    fn input(h: u64, _: usize, _: usize) -> T {
+        T::from_bits64(h)
+    }
+    /// Floats: within `scan_depth * eps * sum |terms|` of a compensated
+    /// f64 sum (Neumaier), `init` included.
+    fn verify(data: &[T], init: T, exclusive: bool, got: &[T]) -> Res {
+        if T::EXACT {
+            return exact_scan::<T, Self>(data, init, exclusive, got);
+        }
+        let n = data.len();
+        let (mut s, mut c, mut abs) = (init.to_f64(), 0.0, init.to_f64().abs());
+        for (i, (&x, &g)) in data.iter().zip(got).enumerate() {
+            let before = (s + c, abs);
+            let x = x.to_f64();
+            let t = s + x;
+            c += if s.abs() >= x.abs() { (s - t) + x } else { (x - t) + s };
+            (s, abs) = (t, abs + x.abs());
+            let (want, terms) = if exclusive { before } else { (s + c, abs) };
+            near(g.to_f64(), want, T::EPS * scan_depth(i, n) * terms)
+                .map_err(|m| format!("element {i} of {n}: {m}"))?;
+        }
+        Ok(())
+    }
+}
+
+impl<T: Elem> ScanCheck<T> for Product {
+    fn input(h: u64, _: usize, _: usize) -> T {
+        T::for_product(h)
+    }
+    /// Floats: each of the `i + 1` multiplications under output `i`
+    /// (`init` included) rounds once, whatever the tree: relative error
+    /// below `(i + 1) eps / 2`, and as much again in the f64 reference of
+    /// the f64 scans. Allowed: `2 (i + 8) eps`.
+    fn verify(data: &[T], init: T, exclusive: bool, got: &[T]) -> Res {
+        if T::EXACT {
+            return exact_scan::<T, Self>(data, init, exclusive, got);
+        }
+        let n = data.len();
+        let mut run = init.to_f64();
+        for (i, (&x, &g)) in data.iter().zip(got).enumerate() {
+            let next = run * x.to_f64();
+            let want = if exclusive { run } else { next };
+            let bound = T::EPS * 2.0 * (i as f64 + 8.0) * want.abs();
+            near(g.to_f64(), want, bound).map_err(|m| format!("element {i} of {n}: {m}"))?;
+            run = next;
+        }
+        Ok(())
+    }
+}
+
+/// Trend plus noise, so that the running minimum (`down`) or maximum
+/// changes all along the input: small non-negative integers, exact in
+/// every type.
+fn trend(h: u64, i: usize, n: usize, down: bool) -> u64 {
+    let base = if down { n - i } else { i };
+    base as u64 * 8 + h % 16
+}
+
+impl<T: Elem> ScanCheck<T> for Min {
+    fn input(h: u64, i: usize, n: usize) -> T {
+        T::from_u64(trend(h, i, n, true))
+    }
+}
+
+impl<T: Elem> ScanCheck<T> for Max {
+    fn input(h: u64, i: usize, n: usize) -> T {
+        T::from_u64(trend(h, i, n, false))
+    }
+}
+
+/// `base` with one random bit flipped about 64 times along the input, so
+/// that the running and (or) keeps changing.
+fn rare_flip<T: Elem>(h: u64, n: usize, base: u64) -> T {
+    let bits = 8 * std::mem::size_of::<T>() as u64;
+    let flip = if h.is_multiple_of(Ord::max(n as u64 / 64, 1)) { 1 << ((h >> 32) % bits) } else { 0 };
+    T::from_bits64(base ^ flip)
+}
+
+impl<T: Elem + Integer> ScanCheck<T> for BitAnd {
+    fn input(h: u64, _: usize, n: usize) -> T {
+        rare_flip(h, n, u64::MAX)
+    }
+    fn init(h: u64, _: usize) -> T {
+        T::from_bits64(!(1 << (h % (8 * std::mem::size_of::<T>() as u64))))
+    }
+}
+
+impl<T: Elem + Integer> ScanCheck<T> for BitOr {
+    fn input(h: u64, _: usize, n: usize) -> T {
+        rare_flip(h, n, 0)
+    }
+    fn init(h: u64, _: usize) -> T {
+        T::from_bits64(1 << (h % (8 * std::mem::size_of::<T>() as u64)))
+    }
+}
+
+impl<T: Elem + Integer> ScanCheck<T> for BitXor {
+    fn input(h: u64, _: usize, _: usize) -> T {
+        T::from_bits64(h)
+    }
+}
+
+macro_rules! affine_int_check {
+    ($($t:ty),*) => {$(
+        /// Maps with wrapping integer coefficients compose exactly, so the
+        /// order of every combine is checked bit for bit.
+        impl ScanCheck<Affine<$t>> for Compose {
+            fn input(h: u64, _: usize, _: usize) -> Affine<$t> {
+                Affine::new(h as $t, (h >> 32) as $t)
+            }
+        }
+    )*};
+}
+affine_int_check!(u16, u32);
+
+macro_rules! affine_float_check {
+    ($($t:ty),*) => {$(
+        /// Maps `v -> a v + b`, `a` in [0.5, 1) and `b` in [-1, 1), against
+        /// an f64 reference.
+        impl ScanCheck<Affine<$t>> for Compose {
+            fn input(h: u64, _: usize, _: usize) -> Affine<$t> {
+                let (a, b) = (<f64 as Elem>::from_bits64(h), <f64 as Elem>::from_bits64(splitmix64(h)));
+                Affine::new((0.75 + 0.25 * a) as $t, b as $t)
+            }
+            /// `a` is a product of at most `i + 2` factors (one rounding
+            /// each, whatever the tree); `b = sum_j (prod_{k>j} a_k) b_j`
+            /// with every `a_k > 0`, so its bound scales with the same sum
+            /// of `|b_j|`.
+            fn verify(data: &[Affine<$t>], init: Affine<$t>, exclusive: bool, got: &[Affine<$t>]) -> Res {
+                let n = data.len();
+                let eps = <$t>::EPSILON as f64;
+                let (mut a, mut b, mut babs) = (init.a as f64, init.b as f64, (init.b as f64).abs());
+                for (i, (x, g)) in data.iter().zip(got).enumerate() {
+                    let (xa, xb) = (x.a as f64, x.b as f64);
+                    let (na, nb, nabs) = (a * xa, xa * b + xb, xa * babs + xb.abs());
+                    let (wa, wb, wabs) = if exclusive { (a, b, babs) } else { (na, nb, nabs) };
+                    let d = scan_depth(i, n);
+                    let tiny = d * <$t>::MIN_POSITIVE as f64;
+                    let ops = i as f64 + 2.0 + d;
+                    near(g.a as f64, wa, 2.0 * ops * eps * wa.abs() + tiny)
+                        .map_err(|m| format!("element {i} of {n}, a: {m}"))?;
+                    near(g.b as f64, wb, 3.0 * ops * eps * wabs + tiny)
+                        .map_err(|m| format!("element {i} of {n}, b: {m}"))?;
+                    (a, b, babs) = (na, nb, nabs);
+                }
+                Ok(())
+            }
+        }
+    )*};
+}
+affine_float_check!(f32, f64);
+
+fn scan_data<T: ScanItem + PartialEq, Op: ScanCheck<T>>(n: usize, seed: u64) -> Vec<T> {
+    (0..n).map(|i| Op::input(splitmix64(seed.wrapping_mul(0x1_0000_0001) ^ i as u64), i, n)).collect()
+}
+
+/// One scan of `data`: inclusive or exclusive from `init`; in place, or
+/// out of place into a poisoned output (the input checked untouched);
+/// with the context's scratch storage or with `temp`.
+fn scan_once<T: ScanItem + PartialEq, Op: ScanCheck<T>>(
+    ctx: &Context,
+    scan: &Scan,
+    data: &[T],
+    init: T,
+    exclusive: bool,
+    in_place: bool,
+    temp: Option<&mut ScanTemp>,
+) -> Result<Vec<T>, String> {
+    let op = Op::default();
+    if in_place {
+        let mut buf = ctx.upload(data).map_err(e)?;
+        match (exclusive, temp) {
+            (false, None) => scan.inclusive_in_place(&mut buf, op),
+            (true, None) => scan.exclusive_in_place(&mut buf, init, op),
+            (false, Some(t)) => scan.inclusive_in_place_with_temp(&mut buf, op, t),
+            (true, Some(t)) => scan.exclusive_in_place_with_temp(&mut buf, init, op, t),
+        }
+        .map_err(e)?;
+        return buf.to_vec().map_err(e);
+    }
+    let input = ctx.upload(data).map_err(e)?;
+    let mut out = ctx.alloc::<T>(data.len()).map_err(e)?;
+    out.poison().map_err(e)?;
+    match (exclusive, temp) {
+        (false, None) => scan.inclusive(&input, &mut out, op),
+        (true, None) => scan.exclusive(&input, &mut out, init, op),
+        (false, Some(t)) => scan.inclusive_with_temp(&input, &mut out, op, t),
+        (true, Some(t)) => scan.exclusive_with_temp(&input, &mut out, init, op, t),
+    }
+    .map_err(e)?;
+    if input.to_vec().map_err(e)? != data {
+        return Err("the scan wrote to its input".into());
+    }
+    out.to_vec().map_err(e)
+}
+
+/// Every variant of `Op` on `T` with `scan` at length `n`, each on its own
+/// data: inclusive and exclusive (from a non-identity `init`), out of
+/// place and in place; first with the context's storage, then the four in
+/// a row on one [`Scan::temp`] (the single-pass scans alternate its halves,
+/// each call clearing the other for the next). A single-pass `scan` then
+/// takes the storage back after a three-phase scan used it (and clears it
+/// first, with a launch of its own). Returns the number of results checked.
+fn check_scan<T: ScanItem + PartialEq, Op: ScanCheck<T>>(
+    ctx: &Context,
+    scan: &Scan,
+    n: usize,
+    seed: u64,
+) -> Result<usize, String> {
+    let three = ctx.scan().algorithm(ScanAlgorithm::ThreePhase);
+    let switch = scan.chosen_algorithm().is_single_pass();
+    // (scan, exclusive, in place, with temp, note)
+    let mut steps = Vec::new();
+    for with_temp in [false, true] {
+        for (exclusive, in_place) in [(false, false), (true, false), (false, true), (true, true)] {
+            steps.push((scan, exclusive, in_place, with_temp, ""));
+        }
+    }
+    if switch {
+        steps.push((&three, true, false, true, " (three_phase on the same temp)"));
+        steps.push((scan, false, true, true, " (after three_phase on it)"));
+    }
+    let sizing = if switch && three.temp_bytes::<T>(n).map_err(e)? > scan.temp_bytes::<T>(n).map_err(e)? {
+        &three
+    } else {
+        scan
+    };
+    let mut temp = sizing.temp::<T>(n).map_err(e)?;
+    for (k, &(scan, exclusive, in_place, with_temp, note)) in steps.iter().enumerate() {
+        let seed = seed ^ ((k as u64) << 24);
+        let data = scan_data::<T, Op>(n, seed);
+        let init = if exclusive { Op::init(splitmix64(!seed), n) } else { Op::identity() };
+        let temp = if with_temp { Some(&mut temp) } else { None };
+        let what = format!(
+            "{} {}{}{note}",
+            if exclusive { "exclusive" } else { "inclusive" },
+            if in_place { "in place" } else { "out of place" },
+            if with_temp { " with temp" } else { "" },
+        );
+        let got = scan_once::<T, Op>(ctx, scan, &data, init, exclusive, in_place, temp)
+            .map_err(|m| format!("{what}: {m}"))?;
+        if got.len() != n {
+            return Err(format!("{what}: {} elements came back, want {n}", got.len()));
+        }
+        Op::verify(&data, init, exclusive, &got).map_err(|m| format!("{what}: {m}"))?;
+    }
+    Ok(steps.len())
+}
+
+/// `Scan::linear_recurrence` against the sequential loop in f64, from the
+/// same inputs: `l` in [0.01, 0.99), `u` in [-10, 10), so `|v| <= 10` and
+/// each step's rounding is damped by the later `1 - l` factors.
+fn check_recurrence<T: Elem + Ring>(ctx: &Context, scan: &Scan, n: usize, seed: u64) -> Result<usize, String>
+where
+    Affine<T>: ScanItem,
+{
+    let l = draw(n, seed, |h| T::from_f64(0.5 + 0.49 * <f64 as Elem>::from_bits64(h)));
+    let u = draw(n, seed ^ 0x7ec, |h| T::from_f64(10.0 * <f64 as Elem>::from_bits64(h)));
+    let v0 = T::from_f64(3.25);
+    let (lb, ub) = (ctx.upload(&l).map_err(e)?, ctx.upload(&u).map_err(e)?);
+    let mut out = ctx.alloc::<T>(n).map_err(e)?;
+    out.poison().map_err(e)?;
+    scan.linear_recurrence(&lb, &ub, v0, &mut out).map_err(e)?;
+    let mut v = v0.to_f64();
+    for (k, (g, (&lk, &uk))) in out.to_vec().map_err(e)?.into_iter().zip(l.iter().zip(&u)).enumerate() {
+        v = (1.0 - lk.to_f64()) * v + lk.to_f64() * uk.to_f64();
+        near(g.to_f64(), v, scan_depth(k, n) * T::EPS * 40.0).map_err(|m| format!("v[{}] of {n}: {m}", k + 1))?;
+    }
+    Ok(1)
+}
+
+/// Runs the checks of one operator on one type with a scan at a length
+/// and seed; returns the number of results compared.
+type ScanRun = fn(&Context, &Scan, usize, u64) -> Result<usize, String>;
+
+/// An operator on an element type: what finding its scan kernels and
+/// checking them needs.
+struct ScanKind {
+    /// The operator and element type as kernel names spell them (for the
+    /// recurrence, those of its scan: `compose` on `affine_f32`).
+    op: &'static str,
+    item: &'static str,
+    /// What the output lines call them.
+    name: &'static str,
+    ty: &'static str,
+    /// Elements per tile of an algorithm at a block size.
+    tile: fn(ScanAlgorithm, u32) -> u64,
+    run: ScanRun,
+    /// Kernels the check launches besides the scan's.
+    extra: &'static [&'static str],
+}
+
+/// `scan_op!(Op, [types])`: one [`ScanKind`] per type.
+macro_rules! scan_op {
+    ($op:ty, [$($t:ty),+ $(,)?]) => {
+        vec![$(ScanKind {
+            op: <$op as ScanOp<$t>>::NAME,
+            item: <$t as DeviceRepr>::NAME,
+            name: <$op as ScanOp<$t>>::NAME,
+            ty: <$t as DeviceRepr>::NAME,
+            tile: |alg, block| alg.tile_len::<$t>(block),
+            run: check_scan::<$t, $op>,
+            extra: &[],
+        }),+]
+    };
+}
+
+/// `recurrence!([types])`: the linear recurrence on each type (a scan of
+/// `Affine<T>` with `Compose`, between two kernels of its own).
+macro_rules! recurrence {
+    ([$($t:ty),+ $(,)?]) => {
+        vec![$(ScanKind {
+            op: <Compose as ScanOp<Affine<$t>>>::NAME,
+            item: <Affine<$t> as DeviceRepr>::NAME,
+            name: "linear_recurrence",
+            ty: <$t as DeviceRepr>::NAME,
+            tile: |alg, block| alg.tile_len::<Affine<$t>>(block),
+            run: check_recurrence::<$t>,
+            extra: &[
+                concat!("recurrence_maps_lerp_", stringify!($t), "_b256"),
+                concat!("recurrence_values_lerp_", stringify!($t), "_b256"),
+            ],
+        }),+]
+    };
+}
+
+/// Every scan operator with the element types it supports, and the linear
+/// recurrence.
+fn scan_kinds() -> Vec<ScanKind> {
+    [
+        scan_op!(Sum, [i32, u32, i64, u64, f32, f64]),
+        scan_op!(Product, [i32, u32, i64, u64, f32, f64]),
+        scan_op!(Min, [i32, u32, i64, u64, f32, f64]),
+        scan_op!(Max, [i32, u32, i64, u64, f32, f64]),
+        scan_op!(BitAnd, [i32, u32, i64, u64]),
+        scan_op!(BitOr, [i32, u32, i64, u64]),
+        scan_op!(BitXor, [i32, u32, i64, u64]),
+        scan_op!(Compose, [Affine<u16>, Affine<u32>, Affine<f32>, Affine<f64>]),
+        recurrence!([f32, f64]),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// The block sizes `alg`'s kernels are instantiated for with operator `op`
+/// on element type `item`, from the kernel table (what
+/// [`Scan::block_size`] accepts).
+fn scan_blocks(alg: ScanAlgorithm, op: &str, item: &str) -> Vec<u32> {
+    let prefix = format!("{}_{op}_{item}_b", alg.kernel());
+    let mut blocks: Vec<u32> = gpuprim_kernels::host_kernels()
+        .iter()
+        .filter(|k| k.name.strip_prefix(prefix.as_str()).is_some_and(|b| b.parse::<u32>().is_ok()))
+        .map(|k| k.block_size)
+        .collect();
+    blocks.sort_unstable();
+    blocks
+}
+
+/// Lengths for `alg` at `block` with tiles of `tile` elements: one tile
+/// less 5, and five tiles and a ragged end (two levels of the three-phase
+/// recursion; a chain of single-pass tiles). At 32 threads the block-level
+/// scans also get `tile + 1` tiles (three levels), and the look-back at 64
+/// threads or fewer more than two windows of `block` predecessors (its
+/// look-back can cross windows).
+fn scan_sizes(alg: ScanAlgorithm, block: u32, tile: u64) -> Vec<usize> {
+    let (tile, block) = (tile as usize, block as usize);
+    let mut sizes = vec![tile - 5, 5 * tile + 7];
+    let block_level = matches!(alg, ScanAlgorithm::HillisSteele | ScanAlgorithm::Blelloch | ScanAlgorithm::WarpShuffle);
+    if block_level && block == 32 {
+        sizes.push(tile * tile + 7);
+    }
+    if alg == ScanAlgorithm::DecoupledLookBack && block <= 64 {
+        sizes.push((2 * block + 3) * tile + 7);
+    }
+    sizes
+}
+
+/// The kernels a check of `n` elements launches, as the host picks them:
+/// the algorithm's kernel; for the three-phase scans of more than one tile
+/// the add-prefix kernel; for the single-pass ones the status clearing
+/// (when they take back storage that a three-phase scan used, at least).
+fn scan_kernels(alg: ScanAlgorithm, block: u32, kind: &ScanKind, n: usize, tile: u64) -> Vec<String> {
+    let (op, item) = (kind.op, kind.item);
+    let mut names = vec![format!("{}_{op}_{item}_b{block}", alg.kernel())];
+    if alg.is_single_pass() {
+        names.push("scan_clear_any_u64_b256".into());
+    } else if n as u64 > tile {
+        names.push(format!("scan_add_prefix_{op}_{item}_b256"));
+    }
+    names.extend(kind.extra.iter().map(|k| k.to_string()));
+    names
+}
+
+/// Every scan check (see the module docs), printed as they run; passes
+/// and failures are added to the tallies. Returns a summary.
+fn run_scans(ctx: &Context, passed: &mut usize, failed: &mut Vec<String>) -> String {
+    let kinds = scan_kinds();
+    let width = "scan hillis_steele b256 linear_recurrence".len();
+    let (mut checks, mut results) = (0usize, 0usize);
+    let mut launched = BTreeSet::new();
+    for alg in ScanAlgorithm::ALL {
+        for kind in &kinds {
+            let blocks = scan_blocks(alg, kind.op, kind.item);
+            if blocks.is_empty() {
+                let what = format!("scan {} {} {}", alg.name(), kind.name, kind.ty);
+                println!("FAILED  {what:<width$}: no `{}` kernel in the table", alg.kernel());
+                failed.push(what);
+            }
+            for block in blocks {
+                let scan = ctx.scan().algorithm(alg).block_size(block);
+                let tile = (kind.tile)(alg, block);
+                let name = format!("scan {} b{block} {}", alg.name(), kind.name);
+                for n in scan_sizes(alg, block, tile) {
+                    let seed = (1 << 63) | ((checks as u64) << 32) | n as u64;
+                    checks += 1;
+                    match (kind.run)(ctx, &scan, n, seed) {
+                        Ok(k) => {
+                            println!("ok      {name:<width$} {:<10} n = {n}", kind.ty);
+                            *passed += 1;
+                            results += k;
+                            launched.extend(scan_kernels(alg, block, kind, n, tile));
+                        }
+                        Err(err) => {
+                            println!("FAILED  {name:<width$} {:<10} n = {n}: {err}", kind.ty);
+                            failed.push(format!("{name} {} n = {n}", kind.ty));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // Every scan kernel of the table must have run.
+    let table: BTreeSet<&str> = gpuprim_kernels::host_kernels()
+        .iter()
+        .map(|k| k.name)
+        .filter(|k| k.starts_with("scan_") || k.starts_with("recurrence_"))
+        .collect();
+    let missed: Vec<&str> = table.iter().copied().filter(|k| !launched.contains(*k)).collect();
+    if !missed.is_empty() {
+        println!("FAILED  {} scan kernels that no check launched: {}", missed.len(), missed.join(", "));
+        failed.push(format!("{} scan kernels not covered", missed.len()));
+    }
+    // Kernels of each algorithm's family (phase 1, or the whole single pass).
+    let mut families: Vec<&str> = ScanAlgorithm::ALL.iter().map(|a| a.kernel()).collect();
+    families.dedup();
+    let per_family: Vec<(&str, usize)> =
+        families.iter().map(|&f| (f, launched.iter().filter(|k| k.starts_with(&format!("{f}_"))).count())).collect();
+    let phase1: usize = per_family.iter().map(|p| p.1).sum();
+    let per_family: Vec<String> = per_family.iter().map(|(f, k)| format!("{f} {k}")).collect();
+    let covered = table.iter().filter(|k| launched.contains(**k)).count();
+    format!(
+        "{checks} scan checks ({results} scan results compared); {covered} of {} scan kernels launched, \
+         {phase1} of them scans proper ({})",
+        table.len(),
+        per_family.join(", ")
+    )
+}
+
+// ---------------------------------------------------------------------------
 // The list
 // ---------------------------------------------------------------------------
 
@@ -508,17 +1034,20 @@ fn main() -> ExitCode {
             }
         }
     }
+    let others = passed + failed.len();
+    let scans = run_scans(&ctx, &mut passed, &mut failed);
     if let Err(err) = ctx.synchronize() {
         println!("FAILED  final synchronize: {err}");
         failed.push("final synchronize".into());
     }
     let on = if ctx.backend() == BackendKind::Cuda { ctx.device_name() } else { "the CPU emulator".into() };
+    let counts = format!("{others} reduction and copy checks; {scans}");
     if failed.is_empty() {
-        println!("sanitize: all {passed} checks passed on {on}");
+        println!("sanitize: all {passed} checks passed on {on}: {counts}");
         ExitCode::SUCCESS
     } else {
         println!(
-            "sanitize: {} of {} checks FAILED on {on}: {}",
+            "sanitize: {} of {} checks FAILED on {on}: {}\nsanitize: {counts}",
             failed.len(),
             passed + failed.len(),
             failed.join("; ")
