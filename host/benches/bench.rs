@@ -488,6 +488,11 @@ fn reduce_cases_for<T: Elem>() -> Vec<Case> {
     for fin in Finish::ALL.into_iter().filter(|&f| f != Finish::LastBlock) {
         cases.push(sum_variant::<T>(ReduceAlgorithm::Vectorized, fin));
     }
+    // The default kernel with other grid sizes, in blocks per
+    // multiprocessor (the default fills each with 2048 threads: 8 blocks).
+    for per_sm in [4u32, 16, 32] {
+        cases.push(sum_grid::<T>(per_sm));
+    }
     // The lecture table's setting: ints, 1024 threads per block, the
     // partials reduced by relaunching the kernel.
     if T::TY.size() == 4 && T::EXACT {
@@ -536,6 +541,16 @@ fn sum_case<T: Elem>(name: String, alg: ReduceAlgorithm, fin: Finish, block: u32
     )
 }
 
+/// `sum_into` with the default kernel at `per_sm` blocks per multiprocessor;
+/// named `sum/grid<per_sm>`.
+fn sum_grid<T: Elem>(per_sm: u32) -> Case {
+    reduce_case::<T>(
+        &format!("sum/grid{per_sm}"),
+        move |ctx, input, out| ctx.reducer().grid_size(ctx.multiprocessors() * per_sm).sum_into(input, out),
+        sum_expect::<T>,
+    )
+}
+
 /// The latency case: the library's default `Context::sum_into`.
 fn latency_case() -> Case {
     reduce_case::<f32>("sum_into", |ctx, input, out| ctx.sum_into(input, out), sum_expect::<f32>)
@@ -565,10 +580,10 @@ fn scan_cases_for<T: Elem>() -> Vec<Case> {
     // default only).
     let mut variants: Vec<(String, ScanAlgorithm, Option<u32>)> =
         ScanAlgorithm::ALL.into_iter().map(|alg| (format!("inclusive/{}", alg.name()), alg, None)).collect();
-    if T::TY.size() == 4 {
-        for block in [128u32, 512] {
-            variants.push((format!("inclusive/lookback/b{block}"), ScanAlgorithm::DecoupledLookBack, Some(block)));
-        }
+    // The look-back at the other block sizes instantiated for sum on every
+    // type, for the block-size-by-input-size table (`Scan::block_size_for`).
+    for block in [32u32, 64, 128, 512] {
+        variants.push((format!("inclusive/lookback/b{block}"), ScanAlgorithm::DecoupledLookBack, Some(block)));
     }
     for (name, alg, block) in variants {
         let temp: RefCell<Option<(usize, ScanTemp)>> = RefCell::new(None);
