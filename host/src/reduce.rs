@@ -1555,7 +1555,11 @@ impl<'c> Reducer<'c> {
             let g = match self.algorithm.per_block(b) {
                 Some(per) => n.div_ceil(per).max(1),
                 None => {
-                    let full = (self.ctx.multiprocessors() as u64 * (2048 / b as u64)).max(1);
+                    // Every multiprocessor full (2048 threads); above 2^28
+                    // elements twice that, which measured 0.25% faster at
+                    // 2^30 on an H200 (and 0.2% slower at 2^28).
+                    let waves = if n > 1 << 28 { 2 } else { 1 };
+                    let full = (self.ctx.multiprocessors() as u64 * (2048 / b as u64) * waves).max(1);
                     // The vectorised kernel's first iteration: four 16-byte
                     // loads per thread (16 elements of 4 bytes, 64 of 1).
                     let per_thread = if self.algorithm == ReduceAlgorithm::Vectorized {
