@@ -183,6 +183,23 @@ pub unsafe fn load_relaxed_u64(p: *const u64) -> u64 {
     unsafe { imp::load_relaxed_u64(p) }
 }
 
+/// Two adjacent words in one relaxed strong load at device scope
+/// (`ld.relaxed.gpu.v2.u64`): one 16-byte request instead of two 8-byte
+/// ones. Each word is single-copy atomic; the pair is not (a reader may see
+/// one word's old and the other's new content, as with two loads).
+///
+/// # Safety
+/// `p` must point into a live device allocation, 16-byte aligned, with 16
+/// readable bytes.
+#[inline(always)]
+#[track_caller]
+pub unsafe fn load_relaxed_u64x2(p: *const u64) -> [u64; 2] {
+    imp::global_check(p as *const u8, 16, false);
+    imp::spin_point();
+    // SAFETY: caller's contract.
+    unsafe { imp::load_relaxed_u64x2(p) }
+}
+
 /// Load with acquire semantics at device scope (`ld.acquire.gpu`): reads
 /// after it see every write that preceded the matching release store.
 /// A spin loop must read its flag through this function (the emulator

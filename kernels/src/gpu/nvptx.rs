@@ -176,6 +176,15 @@ pub unsafe fn load_relaxed_u64(p: *const u64) -> u64 {
     v
 }
 #[inline(always)]
+pub unsafe fn load_relaxed_u64x2(p: *const u64) -> [u64; 2] {
+    let (a, b): (u64, u64);
+    // SAFETY: 16-byte aligned, live address (caller).
+    unsafe {
+        asm!("ld.relaxed.gpu.global.v2.u64 {{{0}, {1}}}, [{2}];", out(reg64) a, out(reg64) b, in(reg64) p, options(nostack))
+    };
+    [a, b]
+}
+#[inline(always)]
 pub unsafe fn load_acquire_u32(p: *const u32) -> u32 {
     let v: u32;
     // SAFETY: aligned, live address (caller).
