@@ -161,7 +161,10 @@ impl ScanAlgorithm {
 
 /// The default algorithm.
 pub const DEFAULT_ALGORITHM: ScanAlgorithm = ScanAlgorithm::DecoupledLookBack;
-/// Threads per block of the default scan. `sum` on `i32` and `f32` is also
+/// Threads per block of a scan whose block size is not set, except where
+/// the look-back picks a size by input length ([`Scan::block_size_for`]:
+/// `sum` on 4- and 8-byte numbers, 32..=128 threads up to 2^19 elements).
+/// `sum` on `i32` and `f32` is also
 /// instantiated at 32..=1024 threads (32..=512 for the tile-based
 /// algorithms, whose tiles must fit in 48 KiB of shared memory), `sum` on
 /// `f64` at 32..=512 for the look-back; every other operator and type at
@@ -244,7 +247,9 @@ unsafe impl DeviceRepr for Affine<f64> {
 /// next call, so no scan needs a separate clearing launch (only the first
 /// single-pass call after the storage served a three-phase scan clears its
 /// half first). The simple calls ([`Context::inclusive_scan`] and friends)
-/// do the same with storage the context keeps per stream.
+/// do the same with storage the context keeps per stream. The zeroing is
+/// stream-ordered: a `ScanTemp` used from two streams needs the second to
+/// wait for the first ([`Context::record_event`], [`Context::wait_event`]).
 pub struct ScanTemp {
     buf: DeviceBuffer<u8>,
     /// For the single-pass scans: which half is zeroed (see
