@@ -192,7 +192,12 @@ pub(crate) unsafe fn load_relaxed_u64x2(p: *const u64) -> [u64; 2] {
     assert!((p as usize).is_multiple_of(16), "16-byte load from an address that is not 16-byte aligned: {p:p}");
     // SAFETY: aligned, live, 16 bytes (caller). Two loads: the pair is not
     // promised to be atomic on the GPU either.
-    unsafe { [AtomicU64::from_ptr(p as *mut u64).load(Ordering::Relaxed), AtomicU64::from_ptr(p.add(1) as *mut u64).load(Ordering::Relaxed)] }
+    unsafe {
+        [
+            AtomicU64::from_ptr(p as *mut u64).load(Ordering::Relaxed),
+            AtomicU64::from_ptr(p.add(1) as *mut u64).load(Ordering::Relaxed),
+        ]
+    }
 }
 pub(crate) unsafe fn load_acquire_u32(p: *const u32) -> u32 {
     // SAFETY: aligned, live (caller).
