@@ -864,8 +864,8 @@ struct Readback {
     ty: Ty,
     n: usize,
     check: String,
-    /// Host wall-clock time (`held` is false): launches, the copy of the
-    /// value and the wait for it.
+    /// Host wall-clock time (`held` is false): launches, the value's way to
+    /// the host and the wait for it.
     #[serde(flatten)]
     timing: Timing,
     /// CUB's `readback` case: `DeviceReduce::Sum`, a copy into pinned host

@@ -74,7 +74,7 @@ pub(crate) struct StreamState {
     /// bytes and is zero between calls; everything after is free for each
     /// call to use (reduction partials, scan status), with no contents
     /// promised. Declared before `cuda` so it is freed first.
-    scratch: Mutex<Option<Alloc>>,
+    scratch: Mutex<Option<(Alloc, ())>>,
     /// The single-pass launches' double-buffered status storage
     /// ([`crate::single_pass`]), touched by nothing else.
     status: Mutex<Option<(Alloc, Halves)>>,
@@ -94,6 +94,41 @@ impl StreamState {
             cuda,
         })
     }
+}
+
+/// Run `f` on a stream's storage in `slot` (an allocation and what is known
+/// of its contents), of at least `bytes`: reused across calls, replaced by
+/// a zeroed one of the next power of two from `min` bytes up (with `fresh`
+/// state) when too small, and forgotten when `f` fails.
+fn with_store<S, R>(
+    ctx: &Context,
+    slot: &Mutex<Option<(Alloc, S)>>,
+    bytes: usize,
+    min: usize,
+    what: &'static str,
+    fresh: impl FnOnce() -> S,
+    f: impl FnOnce(&Alloc, &mut S) -> Result<R>,
+) -> Result<R> {
+    let mut guard = slot.lock().unwrap_or_else(|e| e.into_inner());
+    if !matches!(&*guard, Some((a, _)) if a.bytes() >= bytes) {
+        *guard = None;
+        let size = bytes.max(min).checked_next_power_of_two().ok_or(Error::TooLarge {
+            what,
+            len: bytes as u64,
+            max: isize::MAX as u64,
+        })?;
+        let a = Alloc::new(&ctx.inner, size)?;
+        ctx.fill_bytes(a.addr(), 0, size)?;
+        *guard = Some((a, fresh()));
+    }
+    let result = match &mut *guard {
+        Some((a, state)) => f(a, state),
+        None => Err(Error::OutOfMemory { bytes, reason: "storage missing".into() }),
+    };
+    if result.is_err() {
+        *guard = None;
+    }
+    result
 }
 
 /// The entry point: a backend (a CUDA device or the CPU emulator) with the
@@ -507,25 +542,21 @@ impl Context {
         used: usize,
         f: impl FnOnce(u64, usize, &mut Halves) -> Result<R>,
     ) -> Result<R> {
-        let mut guard = self.stream.status.lock().unwrap_or_else(|e| e.into_inner());
-        let fits = matches!(&*guard, Some((a, _)) if a.bytes() / 2 >= used);
-        if !fits {
-            *guard = None;
-            let half = crate::single_pass::store_half(used).filter(|h| *h <= isize::MAX as usize / 2).ok_or(
-                Error::TooLarge { what: "scan status storage (bytes)", len: used as u64, max: isize::MAX as u64 },
-            )?;
-            let a = Alloc::new(&self.inner, 2 * half)?;
-            self.fill_bytes(a.addr(), 0, 2 * half)?;
-            *guard = Some((a, Halves::zeroed()));
-        }
-        let result = match &mut *guard {
-            Some((a, halves)) => f(a.addr(), a.bytes() / 2, halves),
-            None => Err(Error::OutOfMemory { bytes: used, reason: "status storage missing".into() }),
-        };
-        if result.is_err() {
-            *guard = None;
-        }
-        result
+        let bytes = used.checked_mul(2).ok_or(Error::TooLarge {
+            what: "scan status storage (bytes)",
+            len: used as u64,
+            max: isize::MAX as u64 / 2,
+        })?;
+        // Halves of at least 16 KiB, so that growing is rare.
+        with_store(
+            self,
+            &self.stream.status,
+            bytes,
+            32 << 10,
+            "scan status storage (bytes)",
+            Halves::zeroed,
+            |a, halves| f(a.addr(), a.bytes() / 2, halves),
+        )
     }
 
     /// Run `f` with at least `bytes` of zero-initialised temporary storage
@@ -533,27 +564,7 @@ impl Context {
     /// across calls on this stream, replaced when too small or when `f`
     /// fails.
     pub(crate) fn with_scratch<R>(&self, bytes: usize, f: impl FnOnce(&Alloc) -> Result<R>) -> Result<R> {
-        let mut guard = self.stream.scratch.lock().unwrap_or_else(|e| e.into_inner());
-        let fits = matches!(&*guard, Some(a) if a.bytes() >= bytes);
-        if !fits {
-            *guard = None;
-            let size = bytes.max(64 * 1024).checked_next_power_of_two().ok_or(Error::TooLarge {
-                what: "temporary storage (bytes)",
-                len: bytes as u64,
-                max: isize::MAX as u64,
-            })?;
-            let a = Alloc::new(&self.inner, size)?;
-            self.fill_bytes(a.addr(), 0, size)?;
-            *guard = Some(a);
-        }
-        let result = match &*guard {
-            Some(a) => f(a),
-            None => Err(Error::OutOfMemory { bytes, reason: "scratch storage missing".into() }),
-        };
-        if result.is_err() {
-            *guard = None;
-        }
-        result
+        with_store(self, &self.stream.scratch, bytes, 64 << 10, "temporary storage (bytes)", || (), |a, ()| f(a))
     }
 
     /// Wait until all work queued on this context's stream has finished.

@@ -92,12 +92,6 @@ impl Halves {
     }
 }
 
-/// Bytes of each half of a context's status storage, for `used` bytes of
-/// status: powers of two from 16 KiB, so that growing is rare.
-pub(crate) fn store_half(used: usize) -> Option<usize> {
-    used.max(16 << 10).checked_next_power_of_two()
-}
-
 impl Context {
     /// Run a single-pass `launch` with `used` bytes of status in this
     /// stream's own double-buffered status storage (grown, and zeroed, when
