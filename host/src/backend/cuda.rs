@@ -458,44 +458,64 @@ const FLAG: usize = 0;
 /// Word of [`HeldWords`] the hold kernel sets when it gave up waiting.
 const TIMED_OUT: usize = 1;
 
-/// Two `u32` words of [`MappedHost`] memory: the flag and the timed-out
-/// word of the hold kernel. `Cuda::held`'s mutex serialises the calls that
-/// use them; every access is volatile.
-struct HeldWords(MappedHost);
+/// Two `u32` words of page-locked host memory mapped into the device's
+/// address space (`cuMemHostAlloc` with `CU_MEMHOSTALLOC_DEVICEMAP`): the
+/// flag and the timed-out word of the hold kernel.
+struct HeldWords {
+    host: *mut u32,
+    device: u64,
+}
+
+// SAFETY: the words are plain memory usable from any thread; every access
+// is volatile, and `Cuda::held`'s mutex serialises the calls that use them.
+unsafe impl Send for HeldWords {}
+// SAFETY: as above.
+unsafe impl Sync for HeldWords {}
 
 impl HeldWords {
     fn new() -> Result<Self> {
-        Ok(HeldWords(MappedHost::new(2 * std::mem::size_of::<u32>())?))
+        let bytes = 2 * std::mem::size_of::<u32>();
+        // SAFETY: plain allocation; the context is current on this thread.
+        let host = unsafe { result::malloc_host(bytes, sys::CU_MEMHOSTALLOC_DEVICEMAP) }.during("cuMemHostAlloc")?;
+        // Owned from here, so an error below frees it.
+        let mut words = HeldWords { host: host as *mut u32, device: 0 };
+        // SAFETY: `host` is a live mapped allocation; flags must be 0.
+        unsafe { sys::cuMemHostGetDevicePointer_v2(&mut words.device, host, 0) }
+            .result()
+            .during("cuMemHostGetDevicePointer")?;
+        Ok(words)
     }
 
     fn device_addr(&self, word: usize) -> u64 {
-        self.0.device_addr() + (word * std::mem::size_of::<u32>()) as u64
-    }
-
-    fn word(&self, word: usize) -> *mut u32 {
-        assert!(word < 2, "hold kernel word {word}");
-        (self.0.host as *mut u32).wrapping_add(word)
+        self.device + (word * std::mem::size_of::<u32>()) as u64
     }
 
     fn get(&self, word: usize) -> u32 {
-        // SAFETY: inside the live allocation; volatile because the GPU
-        // writes it.
-        unsafe { self.word(word).read_volatile() }
+        // SAFETY: `word` < 2, inside the live allocation; volatile because
+        // the GPU writes it.
+        unsafe { self.host.add(word).read_volatile() }
     }
 
     fn set(&self, word: usize, v: u32) {
-        // SAFETY: inside the live allocation; volatile because the GPU reads
-        // it while it runs.
-        unsafe { self.word(word).write_volatile(v) };
+        // SAFETY: `word` < 2, inside the live allocation; volatile because
+        // the GPU reads it while it runs.
+        unsafe { self.host.add(word).write_volatile(v) };
         std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl Drop for HeldWords {
+    fn drop(&mut self) {
+        // SAFETY: allocated by `cuMemHostAlloc`, freed once; no kernel uses
+        // it (each `time_held` waits for its hold kernel).
+        let _ = unsafe { result::free_host(self.host as *mut c_void) };
     }
 }
 
 /// Page-locked host memory mapped into the device's address space: a
 /// kernel's stores to [`MappedHost::device_addr`] land in host memory, which
 /// the host reads once the stream is done, with no copy and no allocation
-/// per use. The slot a reduction returned to the host is written into, and
-/// the words of the hold kernel of [`Cuda::time_held`].
+/// per use. The slot a reduction returned to the host is written into.
 pub(crate) struct MappedHost {
     host: *mut u8,
     device: u64,
