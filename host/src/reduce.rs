@@ -78,7 +78,7 @@ use crate::buffer::{DeviceBuffer, DeviceInput, DeviceOutput, DeviceRepr, DeviceS
 use crate::context::{Context, LaunchConfig};
 use crate::error::{Error, Result};
 use gpuprim_kernels::ops::{self as kops};
-use gpuprim_kernels::reduce::block::{finish_smem, mode};
+use gpuprim_kernels::reduce::finish::{finish_smem, mode};
 use gpuprim_kernels::reduce::reduction::{Arg, Dot, Extreme, Largest, Plain, Reduction, Smallest, SumAbs, SumSquares};
 
 /// The reduction kernels, in the order the lectures introduce them.

@@ -237,3 +237,49 @@ pub mod host {
         }
     }
 }
+
+/// [`entries!`] for scan-like families, each instantiated for every scan
+/// operator and element type: `sum` on `i32` and `f32` at the block sizes
+/// of `sum_blocks` (`sum` on `f64` at those of `f64_blocks`), the other
+/// operators and types at 256 threads. After a `;`, more [`entries!`]
+/// lines of the module's own.
+macro_rules! scan_entries {
+    (
+        $( $fam:ident $args:tt => $func:ident :: < $($g:tt),* > ; sum_blocks $sum_blocks:tt ; f64_blocks $f64_blocks:tt ; )*
+        ;
+        $($rest:tt)*
+    ) => {
+        entries! {
+            $(
+            $fam $args => $func::<$($g),*>;
+                ops [sum = Sum] types [i32, f32] blocks $sum_blocks;
+            $fam $args => $func::<$($g),*>;
+                ops [sum = Sum] types [f64] blocks $f64_blocks;
+            $fam $args => $func::<$($g),*>;
+                ops [sum = Sum] types [u32, i64, u64] blocks [256];
+            $fam $args => $func::<$($g),*>;
+                ops [product = Product, min = Min, max = Max] types [i32, u32, i64, u64, f32, f64] blocks [256];
+            $fam $args => $func::<$($g),*>;
+                ops [and = BitAnd, or = BitOr, xor = BitXor] types [i32, u32, i64, u64] blocks [256];
+            $fam $args => $func::<$($g),*>;
+                ops [compose = Compose] types [affine_u16, affine_u32, affine_f32, affine_f64] blocks [256];
+            )*
+            $($rest)*
+        }
+    };
+}
+
+/// `$body` for each `$k` in `0..$n` (`$n` at most 16; each `$k` a literal),
+/// written out with no loop. LLVM leaves a 16-iteration loop with a large
+/// body rolled, and then the arrays it indexes go to local memory (a stack
+/// frame); written out, every index is a constant and they stay in
+/// registers.
+macro_rules! unrolled {
+    ($n:expr, |$k:ident| $body:expr) => {
+        unrolled!(@ $n, $k, $body; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15)
+    };
+    (@ $n:expr, $k:ident, $body:expr; $($i:literal)*) => {{
+        const { assert!($n <= 16) };
+        $( if $i < $n { let $k: usize = $i; $body; } )*
+    }};
+}

@@ -34,16 +34,20 @@ extern crate std;
 
 #[macro_use]
 mod entry;
+pub mod block;
 pub mod gpu;
+pub mod lectures;
 pub mod ops;
 pub mod reduce;
 pub mod scan;
+pub mod single_pass;
 // Kernels that misbehave on purpose, for the emulator's tests; only with
 // the `testing` feature, so they are not shipped.
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod timing;
 pub mod util;
+pub mod warp;
 
 #[cfg(not(target_arch = "nvptx64"))]
 pub use entry::host::{Arg, HostKernel, KernelParam, ParamKind};
@@ -58,6 +62,7 @@ pub fn host_kernels() -> &'static [HostKernel] {
         let mut v = std::vec::Vec::new();
         reduce::register(&mut v);
         scan::register(&mut v);
+        lectures::register(&mut v);
         #[cfg(feature = "testing")]
         testing::register(&mut v);
         timing::register(&mut v);

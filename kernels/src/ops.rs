@@ -24,6 +24,13 @@ use crate::gpu::atomic::AtomicAdd;
 use crate::gpu::warp::Shuffle;
 pub use half::{bf16, f16};
 
+/// Values the warp, block and single-pass layers move and combine: plain
+/// data that can cross a shuffle (1 to 16 bytes), the `T` of a
+/// [`Monoid<T>`]. Every [`Element`] is one; so are pairs such as
+/// [`Affine`](crate::scan::affine::Affine) maps.
+pub trait Item: Shuffle + Copy + 'static {}
+impl<T: Shuffle + Copy + 'static> Item for T {}
+
 /// Element types the kernels are instantiated for.
 pub trait Element:
     Shuffle + AtomicAdd + Copy + PartialOrd + Default + core::fmt::Debug + Send + Sync + 'static

@@ -1,22 +1,24 @@
-//! Reductions: every variant of the classic reduction lectures, one file per
-//! technique, plus the warp- and block-scope pieces they share.
+//! Reductions: the default kernel ([`vectorized`]), what a reduction
+//! computes ([`reduction`]) and how blocks hand their totals on
+//! ([`finish`]). The lecture variants 1-8 are in
+//! [`crate::lectures::reduce`], built from the same pieces.
 //!
 //! | variant | kernel | technique it adds |
 //! |---|---|---|
-//! | 1 | [`reduce_interleaved`] | tree in shared memory, `tid % (2s) == 0` (divergent) |
-//! | 2 | [`reduce_interleaved_strided`] | `index = 2 s tid`: no divergence, bank conflicts |
-//! | 3 | [`reduce_sequential`] | stride halves from `B/2`: conflict-free |
-//! | 4 | [`reduce_first_add`] | two loads and an add per thread: half the blocks |
-//! | 5 | [`reduce_unrolled_warp`] | last warp without block barriers (warp-synchronous, made safe) |
-//! | 6 | [`reduce_complete_unroll`] | block size as a const generic: every step unrolled |
-//! | 7 | [`reduce_cascaded`] | many elements per thread, grid sized to the GPU |
-//! | 8 | [`reduce_shuffle`] | warp shuffles, one shared slot per warp |
+//! | 1 | [`reduce_interleaved`](crate::lectures::reduce::reduce_interleaved) | tree in shared memory, `tid % (2s) == 0` (divergent) |
+//! | 2 | [`reduce_interleaved_strided`](crate::lectures::reduce::reduce_interleaved_strided) | `index = 2 s tid`: no divergence, bank conflicts |
+//! | 3 | [`reduce_sequential`](crate::lectures::reduce::reduce_sequential) | stride halves from `B/2`: conflict-free |
+//! | 4 | [`reduce_first_add`](crate::lectures::reduce::reduce_first_add) | two loads and an add per thread: half the blocks |
+//! | 5 | [`reduce_unrolled_warp`](crate::lectures::reduce::reduce_unrolled_warp) | last warp without block barriers (warp-synchronous, made safe) |
+//! | 6 | [`reduce_complete_unroll`](crate::lectures::reduce::reduce_complete_unroll) | block size as a const generic: every step unrolled |
+//! | 7 | [`reduce_cascaded`](crate::lectures::reduce::reduce_cascaded) | many elements per thread, grid sized to the GPU |
+//! | 8 | [`reduce_shuffle`](crate::lectures::reduce::reduce_shuffle) | warp shuffles, one shared slot per warp |
 //! | 9 | [`reduce_vectorized`] | 16-byte vector loads, several in flight (the default) |
 //!
 //! Every kernel takes `(a, b, n, partials, out, counter, mode)`: inputs `a`
 //! (and `b` for two-input reductions such as the dot product), the length,
 //! one partial per block, the result, a zeroed counter, and how the block
-//! hands on its total ([`block::mode`]). What is reduced is a
+//! hands on its total ([`finish::mode`]). What is reduced is a
 //! [`reduction::Reduction`]: a monoid and a way to load element `i`.
 //!
 //! Entry names: `{kernel}_{op}_{type}_b{block}`, e.g.
@@ -30,116 +32,45 @@
 //! [`Element::Wide`](crate::ops::Element::Wide) type, so they exist for
 //! `i64`, `u64` and `f64` alone and the other types' partials use those.
 
-/// `$body` for each `$k` in `0..$n` (`$n` at most 16; each `$k` a literal),
-/// written out with no loop. LLVM leaves a 16-iteration loop with a large
-/// body rolled, and then the arrays it indexes go to local memory (a stack
-/// frame); written out, every index is a constant and they stay in
-/// registers.
-macro_rules! unrolled {
-    ($n:expr, |$k:ident| $body:expr) => {
-        unrolled!(@ $n, $k, $body; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15)
-    };
-    (@ $n:expr, $k:ident, $body:expr; $($i:literal)*) => {{
-        const { assert!($n <= 16) };
-        $( if $i < $n { let $k: usize = $i; $body; } )*
-    }};
-}
-
-pub mod block;
-pub mod cascaded;
-pub mod interleaved;
+pub mod finish;
 pub mod reduction;
-pub mod sequential;
-pub mod unrolled;
-pub mod volatile_tail;
+pub mod vectorized;
 
-pub use cascaded::{reduce_cascaded, reduce_shuffle, reduce_vectorized};
-pub use interleaved::{reduce_interleaved, reduce_interleaved_strided};
-pub use sequential::{reduce_first_add, reduce_sequential, reduce_unrolled_warp};
-pub use unrolled::reduce_complete_unroll;
+pub use vectorized::reduce_vectorized;
 
 #[allow(unused_imports)]
 use crate::ops::*;
 #[allow(unused_imports)]
 use reduction::*;
-use volatile_tail::reduce_volatile_tail;
 
-/// One `entries!` list for every reduction kernel: the lecture variants
-/// 1-8 (`sum` at every block size, the other operators at 256, for the six
-/// 4- and 8-byte element types), then the default, [`reduce_vectorized`]:
-/// every operator, every element type where the operator makes sense
-/// (bitwise for integers, the L1 norm for floats), every block size.
-macro_rules! reduce_kernels {
-    ($($fam:ident => $func:ident;)*) => {
-        entries! {
-            $(
-            $fam(a: *const <Op as Reduction>::In, b: *const <Op as Reduction>::In, n: u64,
-                 partials: *mut <Op as Reduction>::Acc, out: *mut <Op as Reduction>::Acc,
-                 counter: *mut u32, mode: u32) => $func::<Op, {B}>;
-                ops [sum = Plain<T, Sum>]
-                types [i32, u32, i64, u64, f32, f64]
-                blocks [32, 64, 128, 256, 512, 1024];
-            $fam(a: *const <Op as Reduction>::In, b: *const <Op as Reduction>::In, n: u64,
-                 partials: *mut <Op as Reduction>::Acc, out: *mut <Op as Reduction>::Acc,
-                 counter: *mut u32, mode: u32) => $func::<Op, {B}>;
-                ops [product = Plain<T, Product>, min = Plain<T, Min>, max = Plain<T, Max>,
-                     dot = Dot<T>, sumabs = SumAbs<T>, sumsq = SumSquares<T>,
-                     argmin = Arg<T, Smallest>, argmax = Arg<T, Largest>]
-                types [i32, u32, i64, u64, f32, f64]
-                blocks [256];
-            $fam(a: *const <Op as Reduction>::In, b: *const <Op as Reduction>::In, n: u64,
-                 partials: *mut <Op as Reduction>::Acc, out: *mut <Op as Reduction>::Acc,
-                 counter: *mut u32, mode: u32) => $func::<Op, {B}>;
-                ops [argminp = ArgPartials<T, Smallest>, argmaxp = ArgPartials<T, Largest>]
-                types [i64, u64, f64]
-                blocks [256];
-            $fam(a: *const <Op as Reduction>::In, b: *const <Op as Reduction>::In, n: u64,
-                 partials: *mut <Op as Reduction>::Acc, out: *mut <Op as Reduction>::Acc,
-                 counter: *mut u32, mode: u32) => $func::<Op, {B}>;
-                ops [and = Plain<T, BitAnd>, or = Plain<T, BitOr>, xor = Plain<T, BitXor>]
-                types [i32, u32, i64, u64]
-                blocks [256];
-            )*
-            reduce_volatile_tail(input: *const T, n: u64, out: *mut T) => reduce_volatile_tail::<T, Op, {B}>;
-                ops [sum = Sum] types [i32] blocks [256];
-
-            reduce_vectorized(a: *const <Op as Reduction>::In, b: *const <Op as Reduction>::In, n: u64,
-                 partials: *mut <Op as Reduction>::Acc, out: *mut <Op as Reduction>::Acc,
-                 counter: *mut u32, mode: u32) => reduce_vectorized::<Op, {B}>;
-                ops [sum = Plain<T, Sum>, product = Plain<T, Product>, min = Plain<T, Min>,
-                     max = Plain<T, Max>, dot = Dot<T>, sumsq = SumSquares<T>,
-                     argmin = Arg<T, Smallest>, argmax = Arg<T, Largest>]
-                types [i8, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64]
-                blocks [32, 64, 128, 256, 512, 1024];
-            reduce_vectorized(a: *const <Op as Reduction>::In, b: *const <Op as Reduction>::In, n: u64,
-                 partials: *mut <Op as Reduction>::Acc, out: *mut <Op as Reduction>::Acc,
-                 counter: *mut u32, mode: u32) => reduce_vectorized::<Op, {B}>;
-                ops [sumabs = SumAbs<T>]
-                types [f16, bf16, f32, f64]
-                blocks [32, 64, 128, 256, 512, 1024];
-            reduce_vectorized(a: *const <Op as Reduction>::In, b: *const <Op as Reduction>::In, n: u64,
-                 partials: *mut <Op as Reduction>::Acc, out: *mut <Op as Reduction>::Acc,
-                 counter: *mut u32, mode: u32) => reduce_vectorized::<Op, {B}>;
-                ops [and = Plain<T, BitAnd>, or = Plain<T, BitOr>, xor = Plain<T, BitXor>]
-                types [i8, u8, i16, u16, i32, u32, i64, u64]
-                blocks [32, 64, 128, 256, 512, 1024];
-            reduce_vectorized(a: *const <Op as Reduction>::In, b: *const <Op as Reduction>::In, n: u64,
-                 partials: *mut <Op as Reduction>::Acc, out: *mut <Op as Reduction>::Acc,
-                 counter: *mut u32, mode: u32) => reduce_vectorized::<Op, {B}>;
-                ops [argminp = ArgPartials<T, Smallest>, argmaxp = ArgPartials<T, Largest>]
-                types [i64, u64, f64]
-                blocks [32, 64, 128, 256, 512, 1024];
-        }
-    };
-}
-
-reduce_kernels! {
-    reduce_interleaved => reduce_interleaved;
-    reduce_interleaved_strided => reduce_interleaved_strided;
-    reduce_sequential => reduce_sequential;
-    reduce_first_add => reduce_first_add;
-    reduce_unrolled_warp => reduce_unrolled_warp;
-    reduce_complete_unroll => reduce_complete_unroll;
-    reduce_cascaded => reduce_cascaded;
-    reduce_shuffle => reduce_shuffle;
+// The default, every operator, every element type where the operator
+// makes sense (bitwise for integers, the L1 norm for floats), every block
+// size.
+entries! {
+    reduce_vectorized(a: *const <Op as Reduction>::In, b: *const <Op as Reduction>::In, n: u64,
+         partials: *mut <Op as Reduction>::Acc, out: *mut <Op as Reduction>::Acc,
+         counter: *mut u32, mode: u32) => reduce_vectorized::<Op, {B}>;
+        ops [sum = Plain<T, Sum>, product = Plain<T, Product>, min = Plain<T, Min>,
+             max = Plain<T, Max>, dot = Dot<T>, sumsq = SumSquares<T>,
+             argmin = Arg<T, Smallest>, argmax = Arg<T, Largest>]
+        types [i8, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64]
+        blocks [32, 64, 128, 256, 512, 1024];
+    reduce_vectorized(a: *const <Op as Reduction>::In, b: *const <Op as Reduction>::In, n: u64,
+         partials: *mut <Op as Reduction>::Acc, out: *mut <Op as Reduction>::Acc,
+         counter: *mut u32, mode: u32) => reduce_vectorized::<Op, {B}>;
+        ops [sumabs = SumAbs<T>]
+        types [f16, bf16, f32, f64]
+        blocks [32, 64, 128, 256, 512, 1024];
+    reduce_vectorized(a: *const <Op as Reduction>::In, b: *const <Op as Reduction>::In, n: u64,
+         partials: *mut <Op as Reduction>::Acc, out: *mut <Op as Reduction>::Acc,
+         counter: *mut u32, mode: u32) => reduce_vectorized::<Op, {B}>;
+        ops [and = Plain<T, BitAnd>, or = Plain<T, BitOr>, xor = Plain<T, BitXor>]
+        types [i8, u8, i16, u16, i32, u32, i64, u64]
+        blocks [32, 64, 128, 256, 512, 1024];
+    reduce_vectorized(a: *const <Op as Reduction>::In, b: *const <Op as Reduction>::In, n: u64,
+         partials: *mut <Op as Reduction>::Acc, out: *mut <Op as Reduction>::Acc,
+         counter: *mut u32, mode: u32) => reduce_vectorized::<Op, {B}>;
+        ops [argminp = ArgPartials<T, Smallest>, argmaxp = ArgPartials<T, Largest>]
+        types [i64, u64, f64]
+        blocks [32, 64, 128, 256, 512, 1024];
 }

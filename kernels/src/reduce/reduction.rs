@@ -24,14 +24,14 @@ pub trait Reduction: Copy + 'static {
     fn identity() -> Self::Acc;
     fn combine(a: Self::Acc, b: Self::Acc) -> Self::Acc;
     /// `*p = combine(*p, v)` atomically; by default a compare-and-swap
-    /// loop on the accumulator's bits (see [`super::block::cas_combine`]).
+    /// loop on the accumulator's bits (see [`super::finish::cas_combine`]).
     ///
     /// # Safety
     /// `p` is a live, aligned accumulator and `ATOMIC_BYTES` is 4 or 8.
     #[inline(always)]
     unsafe fn atomic_combine(p: *mut Self::Acc, v: Self::Acc) {
         // SAFETY: forwarded.
-        unsafe { super::block::cas_combine::<Self>(p, v) }
+        unsafe { super::finish::cas_combine::<Self>(p, v) }
     }
     /// Element `i` from the inputs `a` (and `b` for two-input reductions).
     ///
@@ -98,7 +98,7 @@ impl<T: Element, Op: Accumulate<T>> Reduction for Plain<T, Op> {
             unsafe { crate::gpu::atomic::add(p, v) };
         } else {
             // SAFETY: forwarded.
-            unsafe { super::block::cas_combine::<Self>(p, v) }
+            unsafe { super::finish::cas_combine::<Self>(p, v) }
         }
     }
     #[inline(always)]

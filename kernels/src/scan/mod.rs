@@ -4,13 +4,17 @@
 //!
 //! | scope  | technique | kernel family | file |
 //! |--------|-----------|---------------|------|
-//! | warp   | Kogge-Stone with `shfl.sync.up` | — | [`block::warp_inclusive_scan`] |
-//! | block  | Hillis-Steele, double-buffered, `O(n log n)` | `scan_hillis_steele` | [`block::hillis_steele`] |
-//! | block  | Blelloch up-/down-sweep, padded, `O(n)` | `scan_blelloch` | [`block::blelloch`] |
-//! | block  | warp scans + scan of warp totals | `scan_warp_shuffle` | [`block::block_exclusive_scan`] |
-//! | device | three phases on `B x ITEMS` tiles | `scan_tiles` + `scan_add_prefix` | [`three_phase`] |
-//! | device | single pass, in-order tickets | `scan_tickets` | [`tickets`] |
-//! | device | single pass, decoupled look-back | `scan_lookback` | [`lookback`] |
+//! | warp   | Kogge-Stone with `shfl.sync.up` | — | [`crate::warp::inclusive_scan`] |
+//! | block  | Hillis-Steele, double-buffered, `O(n log n)` | `scan_hillis_steele` | [`lectures::scan::block::hillis_steele`] |
+//! | block  | Blelloch up-/down-sweep, padded, `O(n)` | `scan_blelloch` | [`lectures::scan::block::blelloch`] |
+//! | block  | warp scans + scan of warp totals | `scan_warp_shuffle` | [`crate::block::scan::exclusive_scan`] |
+//! | device | three phases on `B x ITEMS` tiles | `scan_tiles` + `scan_add_prefix` | [`lectures::scan::three_phase`] |
+//! | device | single pass, in-order tickets | `scan_tickets` | [`lectures::scan::tickets`] |
+//! | device | single pass, decoupled look-back | `scan_lookback` | [`lookback`] (the default) |
+//!
+//! The default, [`lookback`], lives here; the textbook variants live in
+//! [`crate::lectures::scan`] and are built from the same warp, block and
+//! single-pass layers.
 //!
 //! The block-level scans run device-wide as the phase-1 kernel of the
 //! three-phase scan (one tile per block), so each can be tested and timed
@@ -37,24 +41,18 @@
 //! [`Monoid`]: crate::ops::Monoid
 
 pub mod affine;
-pub mod block;
 pub mod lookback;
-pub mod status;
-pub mod three_phase;
-pub mod tickets;
-pub mod tile;
 
+use crate::block::{WARP_SLOTS, tile};
 use crate::gpu::Shared;
-use crate::gpu::warp::Shuffle;
+use crate::lectures;
+use crate::single_pass::{LookBackSmem, look_back_smem_bytes};
 use core::mem::size_of;
 
-pub use status::{from_words, to_words};
-pub use tile::{lookback_items, tile_items, tile_len};
-
-/// Element types of the scans: plain data that can cross a shuffle (4, 8
-/// or 16 bytes).
-pub trait Item: Shuffle + Copy + 'static {}
-impl<T: Shuffle + Copy + 'static> Item for T {}
+pub use crate::block::tile::{lookback_items, tile_items, tile_len};
+pub use crate::ops::Item;
+pub use crate::single_pass::status;
+pub use crate::single_pass::{from_words, to_words};
 
 /// `mode` bit: exclusive scan (else inclusive).
 pub const EXCLUSIVE: u32 = 1;
@@ -83,10 +81,10 @@ const fn round16(b: usize) -> usize {
 pub const fn smem_bytes<T>(family: &str, b: u32) -> Option<usize> {
     let s = size_of::<T>();
     match family.as_bytes() {
-        b"scan_hillis_steele" => Some(round16(block::hillis_steele_slots(b) * s)),
-        b"scan_blelloch" => Some(round16(block::blelloch_slots(b) * s)),
-        b"scan_warp_shuffle" => Some(round16(block::WARP_SLOTS * s)),
-        b"scan_tiles" => Some(round16((tile::tile_slots::<T>(b, tile_items::<T>()) + block::WARP_SLOTS) * s)),
+        b"scan_hillis_steele" => Some(round16(lectures::scan::block::hillis_steele_slots(b) * s)),
+        b"scan_blelloch" => Some(round16(lectures::scan::block::blelloch_slots(b) * s)),
+        b"scan_warp_shuffle" => Some(round16(WARP_SLOTS * s)),
+        b"scan_tiles" => Some(round16((tile::tile_slots::<T>(b, tile_items::<T>()) + WARP_SLOTS) * s)),
         b"scan_tickets" => Some(single_pass_smem_bytes::<T>(b, tile_items::<T>())),
         b"scan_lookback" => Some(single_pass_smem_bytes::<T>(b, lookback_items::<T>(b))),
         b"scan_add_prefix" => Some(0),
@@ -95,36 +93,27 @@ pub const fn smem_bytes<T>(family: &str, b: u32) -> Option<usize> {
 }
 
 /// Dynamic shared memory of the single-pass kernels at block size `b`
-/// with `items` per thread: the tile, the warp totals, the look-back's two
-/// sets of 32 warp totals, flags and nearest-PREFIX positions, the tile's
-/// prefix and its ticket.
+/// with `items` per thread: the tile, the warp totals, and the look-back's
+/// ([`LookBackSmem`]).
 pub const fn single_pass_smem_bytes<T>(b: u32, items: usize) -> usize {
-    round16((tile::tile_slots::<T>(b, items) + block::WARP_SLOTS + 2 * 32 + 1) * size_of::<T>() + (4 * 32 + 1) * 4)
+    round16((tile::tile_slots::<T>(b, items) + WARP_SLOTS) * size_of::<T>() + look_back_smem_bytes::<T>())
 }
 
-/// The single-pass kernels' shared memory, carved.
-struct SinglePassSmem<T> {
-    tile: Shared<T>,
-    warps: Shared<T>,
-    look: Shared<T>,
-    prefix: Shared<T>,
-    look_flags: Shared<u32>,
-    look_near: Shared<i32>,
-    ticket: Shared<u32>,
+/// The single-pass scans' shared memory, carved: the staged tile, the
+/// block scan's warp slots, the look-back's.
+pub(crate) struct SinglePassSmem<T> {
+    pub(crate) tile: Shared<T>,
+    pub(crate) warps: Shared<T>,
+    pub(crate) look: LookBackSmem<T>,
 }
 
 impl<T: Item> SinglePassSmem<T> {
     #[inline(always)]
-    fn carve(b: u32, items: usize) -> Self {
+    pub(crate) fn carve(b: u32, items: usize) -> Self {
         let tile = Shared::<T>::dynamic();
         let warps = tile.after::<T>(tile::tile_slots::<T>(b, items));
-        let look = warps.after::<T>(block::WARP_SLOTS);
-        let prefix = look.after::<T>(2 * 32);
-        // After whole elements of T (aligned for T), so aligned for u32.
-        let look_flags = prefix.after::<u32>(1);
-        let look_near = look_flags.after::<i32>(2 * 32);
-        let ticket = look_near.after::<u32>(2 * 32);
-        SinglePassSmem { tile, warps, look, prefix, look_flags, look_near, ticket }
+        let look = LookBackSmem::carve(warps.after::<T>(WARP_SLOTS));
+        SinglePassSmem { tile, warps, look }
     }
 }
 
@@ -134,62 +123,21 @@ use crate::ops::*;
 use affine::{Affine, Compose, affine_f32, affine_f64, affine_u16, affine_u32, recurrence_maps, recurrence_values};
 use lookback::scan_lookback;
 use status::clear_words;
-use three_phase::{add_prefix, scan_blelloch, scan_hillis_steele, scan_tiles, scan_warp_shuffle};
-use tickets::scan_tickets;
-
-/// Every phase-1 / single-pass family for every operator and type:
-/// `sum` on `i32` and `f32` at the block sizes listed per family (`sum` on
-/// `f64` at those of `f64_blocks`), the rest at 256 threads.
-macro_rules! scan_entries {
-    ($( $fam:ident $args:tt => $func:ident :: < $($g:tt),* > ; sum_blocks $sum_blocks:tt ; f64_blocks $f64_blocks:tt ; )*) => {
-        entries! {
-            $(
-            $fam $args => $func::<$($g),*>;
-                ops [sum = Sum] types [i32, f32] blocks $sum_blocks;
-            $fam $args => $func::<$($g),*>;
-                ops [sum = Sum] types [f64] blocks $f64_blocks;
-            $fam $args => $func::<$($g),*>;
-                ops [sum = Sum] types [u32, i64, u64] blocks [256];
-            $fam $args => $func::<$($g),*>;
-                ops [product = Product, min = Min, max = Max] types [i32, u32, i64, u64, f32, f64] blocks [256];
-            $fam $args => $func::<$($g),*>;
-                ops [and = BitAnd, or = BitOr, xor = BitXor] types [i32, u32, i64, u64] blocks [256];
-            $fam $args => $func::<$($g),*>;
-                ops [compose = Compose] types [affine_u16, affine_u32, affine_f32, affine_f64] blocks [256];
-            )*
-            scan_add_prefix(output: *mut T, n: u64, tile: u64, prefixes: *const T) => add_prefix::<T, Op, {B}>;
-                ops [sum = Sum, product = Product, min = Min, max = Max] types [i32, u32, i64, u64, f32, f64] blocks [256];
-            scan_add_prefix(output: *mut T, n: u64, tile: u64, prefixes: *const T) => add_prefix::<T, Op, {B}>;
-                ops [and = BitAnd, or = BitOr, xor = BitXor] types [i32, u32, i64, u64] blocks [256];
-            scan_add_prefix(output: *mut T, n: u64, tile: u64, prefixes: *const T) => add_prefix::<T, Op, {B}>;
-                ops [compose = Compose] types [affine_u16, affine_u32, affine_f32, affine_f64] blocks [256];
-            scan_clear(p: *mut u64, words: u64) => clear_words::<{B}>; ops [any = Sum] types [u64] blocks [256];
-            recurrence_maps(l: *const T, u: *const T, maps: *mut Affine<T>, n: u64) => recurrence_maps::<T, {B}>;
-                ops [lerp = Compose] types [f32, f64] blocks [256];
-            recurrence_values(maps: *const Affine<T>, out: *mut T, n: u64) => recurrence_values::<T, {B}>;
-                ops [lerp = Compose] types [f32, f64] blocks [256];
-            // Small tiles of a non-commutative operator, so the tests can make
-            // the look-back cross many windows (32 threads: one warp per
-            // window) and combine several warps of a window (64 threads).
-            scan_lookback(input: *const T, output: *mut T, n: u64, init_lo: u64, init_hi: u64, mode: u32, temp: *mut u64, spare: *mut u64, spare_words: u64)
-                => scan_lookback::<T, Op, {B}, { lookback_items::<T>(B) }>;
-                ops [compose = Compose] types [affine_u32] blocks [32, 64];
-        }
-    };
-}
 
 scan_entries! {
-    scan_hillis_steele(input: *const T, output: *mut T, n: u64, init_lo: u64, init_hi: u64, mode: u32, totals: *mut T)
-        => scan_hillis_steele::<T, Op, {B}>; sum_blocks [32, 64, 128, 256, 512, 1024]; f64_blocks [256];
-    scan_blelloch(input: *const T, output: *mut T, n: u64, init_lo: u64, init_hi: u64, mode: u32, totals: *mut T)
-        => scan_blelloch::<T, Op, {B}>; sum_blocks [32, 64, 128, 256, 512, 1024]; f64_blocks [256];
-    scan_warp_shuffle(input: *const T, output: *mut T, n: u64, init_lo: u64, init_hi: u64, mode: u32, totals: *mut T)
-        => scan_warp_shuffle::<T, Op, {B}>; sum_blocks [32, 64, 128, 256, 512, 1024]; f64_blocks [256];
-    scan_tiles(input: *const T, output: *mut T, n: u64, init_lo: u64, init_hi: u64, mode: u32, totals: *mut T)
-        => scan_tiles::<T, Op, {B}, { tile_items::<T>() }>; sum_blocks [32, 64, 128, 256, 512]; f64_blocks [256];
-    scan_tickets(input: *const T, output: *mut T, n: u64, init_lo: u64, init_hi: u64, mode: u32, temp: *mut u64, spare: *mut u64, spare_words: u64)
-        => scan_tickets::<T, Op, {B}, { tile_items::<T>() }>; sum_blocks [32, 64, 128, 256, 512]; f64_blocks [256];
     scan_lookback(input: *const T, output: *mut T, n: u64, init_lo: u64, init_hi: u64, mode: u32, temp: *mut u64, spare: *mut u64, spare_words: u64)
         => scan_lookback::<T, Op, {B}, { lookback_items::<T>(B) }>; sum_blocks [32, 64, 128, 256, 512];
         f64_blocks [32, 64, 128, 256, 512];
+    ;
+    scan_clear(p: *mut u64, words: u64) => clear_words::<{B}>; ops [any = Sum] types [u64] blocks [256];
+    recurrence_maps(l: *const T, u: *const T, maps: *mut Affine<T>, n: u64) => recurrence_maps::<T, {B}>;
+        ops [lerp = Compose] types [f32, f64] blocks [256];
+    recurrence_values(maps: *const Affine<T>, out: *mut T, n: u64) => recurrence_values::<T, {B}>;
+        ops [lerp = Compose] types [f32, f64] blocks [256];
+    // Small tiles of a non-commutative operator, so the tests can make
+    // the look-back cross many windows (32 threads: one warp per
+    // window) and combine several warps of a window (64 threads).
+    scan_lookback(input: *const T, output: *mut T, n: u64, init_lo: u64, init_hi: u64, mode: u32, temp: *mut u64, spare: *mut u64, spare_words: u64)
+        => scan_lookback::<T, Op, {B}, { lookback_items::<T>(B) }>;
+        ops [compose = Compose] types [affine_u32] blocks [32, 64];
 }

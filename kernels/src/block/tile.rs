@@ -22,8 +22,8 @@
 //! shared memory ([`stage_tile`], [`reduce_staged`], [`scan_staged`],
 //! [`unstage_tile`]).
 
-use super::Item;
 use crate::gpu::{self, Shared, global};
+use crate::ops::Item;
 use crate::ops::Monoid;
 use core::mem::size_of;
 

@@ -42,8 +42,8 @@
 //! tile's stores — before the flag leaves, and every successor's
 //! look-back waits with it.
 
-use super::Item;
 use crate::gpu::{self, Shared, atomic, global};
+use crate::ops::Item;
 use core::marker::PhantomData;
 use core::mem::size_of;
 

@@ -1,10 +1,11 @@
 //! Lecture variant 6: complete unrolling with the block size known at
 //! compile time.
 
-use super::block::{finish, warp_tail};
-use super::reduction::Reduction;
 use super::sequential::load_two;
+use super::warp_tail;
 use crate::gpu::{self, Shared};
+use crate::reduce::finish::finish;
+use crate::reduce::reduction::Reduction;
 
 /// One tree step of a completely unrolled reduction, halving `2 * HALF`
 /// slots; it compiles to nothing when the block is smaller or the step

@@ -16,14 +16,16 @@
 //! (b+1)*TILE`, writes `init . local scan` (inclusive, or exclusive when
 //! `mode & EXCLUSIVE`) to `output` and the block's total (without `init`)
 //! to `totals[b]`. `init` is a value of `T` passed as its bytes in two
-//! 64-bit parameters (see [`super::to_words`]). `input` may equal
+//! 64-bit parameters (see [`crate::single_pass::to_words`]). `input` may equal
 //! `output` (in place): every block reads its whole tile before writing it.
 
-use super::block::{blelloch, block_exclusive_scan, hillis_steele};
-use super::tile::{load_tile, store_tile, thread_reduce, thread_scan};
-use super::{EXCLUSIVE, Item, from_words};
+use super::block::{blelloch, hillis_steele};
+use crate::block::scan::exclusive_scan as block_exclusive_scan;
+use crate::block::tile::{self, load_tile, store_tile, thread_reduce, thread_scan};
 use crate::gpu::{self, Shared, global};
-use crate::ops::Monoid;
+use crate::ops::{Item, Monoid};
+use crate::scan::EXCLUSIVE;
+use crate::single_pass::from_words;
 
 /// Phase 1 with the Hillis-Steele block scan
 /// ([`hillis_steele`]): one element per
@@ -98,7 +100,7 @@ pub unsafe fn scan_blelloch<T: Item, Op: Monoid<T>, const B: u32>(
 /// Phase 1 with the warp-shuffle block scan
 /// ([`block_exclusive_scan`]): one
 /// element per thread, tiles of `B`. Shared memory:
-/// [`WARP_SLOTS`](super::block::WARP_SLOTS) elements.
+/// [`WARP_SLOTS`](crate::block::WARP_SLOTS) elements.
 ///
 /// # Safety
 /// As [`scan_hillis_steele`].
@@ -127,11 +129,11 @@ pub unsafe fn scan_warp_shuffle<T: Item, Op: Monoid<T>, const B: u32>(
     }
 }
 
-/// Phase 1 on tiles of `B x ITEMS` ([`super::tile`]): striped coalesced
+/// Phase 1 on tiles of `B x ITEMS` ([`crate::block::tile`]): striped coalesced
 /// loads through shared memory, a sequential scan of `ITEMS` consecutive
 /// elements per thread, and the warp-shuffle scan of the `B` thread
-/// totals. Shared memory: [`tile_slots`](super::tile::tile_slots)`(B, ITEMS)` +
-/// [`WARP_SLOTS`](super::block::WARP_SLOTS) elements.
+/// totals. Shared memory: [`tile_slots`](crate::block::tile::tile_slots)`(B, ITEMS)` +
+/// [`WARP_SLOTS`](crate::block::WARP_SLOTS) elements.
 ///
 /// # Safety
 /// As [`scan_hillis_steele`], with tiles of `B * ITEMS`.
@@ -147,7 +149,7 @@ pub unsafe fn scan_tiles<T: Item, Op: Monoid<T>, const B: u32, const ITEMS: usiz
     let block = gpu::block_idx();
     let start = block as u64 * B as u64 * ITEMS as u64;
     let tile = Shared::<T>::dynamic();
-    let slots = tile.after::<T>(super::tile::tile_slots::<T>(B, ITEMS));
+    let slots = tile.after::<T>(tile::tile_slots::<T>(B, ITEMS));
     // SAFETY: the tile lies in input/output where it overlaps 0..n.
     let mut items = unsafe { load_tile::<T, Op, B, ITEMS>(input, n, start, tile) };
     let (prefix, total) = block_exclusive_scan::<T, Op, B>(thread_reduce::<T, Op, ITEMS>(&items), slots);

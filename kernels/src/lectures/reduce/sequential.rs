@@ -1,10 +1,11 @@
 //! Lecture variants 3, 4 and 5: sequential addressing, the first add
 //! during the load, and the unrolled last warp.
 
-use super::block::{finish, warp_tail};
 use super::interleaved::load_one;
-use super::reduction::Reduction;
+use super::warp_tail;
 use crate::gpu::{self, Shared};
+use crate::reduce::finish::finish;
+use crate::reduce::reduction::Reduction;
 
 /// Halve the active range each step: `s[t] += s[t + stride]` for
 /// `t < stride`, from `stride = block_dim / 2` down to `stop`.
@@ -115,7 +116,7 @@ pub unsafe fn reduce_first_add<R: Reduction, const B: u32>(
 /// shared memory; since Volta that is a data race (see
 /// [`super::volatile_tail`]). Here each step reads its operands, waits at a
 /// warp barrier (`bar.warp.sync`), writes, and waits again
-/// ([`super::block::warp_tail`]): cheap, and correct on any schedule.
+/// ([`super::warp_tail`]): cheap, and correct on any schedule.
 ///
 /// Launch: as variant 4.
 ///

@@ -1,8 +1,8 @@
 //! Lecture variants 1 and 2: interleaved addressing.
 
-use super::block::finish;
-use super::reduction::Reduction;
 use crate::gpu::{self, Shared};
+use crate::reduce::finish::finish;
+use crate::reduce::reduction::Reduction;
 
 /// Load one element per thread into shared memory (identity past `n`).
 #[inline(always)]
@@ -35,7 +35,7 @@ pub(super) unsafe fn load_one<R: Reduction>(a: *const R::In, b: *const R::In, n:
 /// time, as in the lecture; the block size is still fixed per instance.
 ///
 /// # Safety
-/// See [`super::block::finish`] for `partials`, `out`, `counter`; `a` (and
+/// See [`crate::reduce::finish::finish`] for `partials`, `out`, `counter`; `a` (and
 /// `b`) hold `n` elements.
 pub unsafe fn reduce_interleaved<R: Reduction, const B: u32>(
     a: *const R::In,

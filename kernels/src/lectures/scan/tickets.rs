@@ -1,12 +1,12 @@
 //! Single-pass scan with in-order block tickets (the lectures' second
 //! alternative to the three-phase scan; a "chained scan").
 
-use super::block::block_exclusive_scan;
-use super::status::{PREFIX, TileStatus, clear_words};
-use super::tile::{load_tile, store_tile, thread_reduce, thread_scan};
-use super::{EXCLUSIVE, Item, SinglePassSmem, from_words};
+use crate::block::scan::exclusive_scan as block_exclusive_scan;
+use crate::block::tile::{load_tile, store_tile, thread_reduce, thread_scan};
 use crate::gpu;
-use crate::ops::Monoid;
+use crate::ops::{Item, Monoid};
+use crate::scan::{EXCLUSIVE, SinglePassSmem};
+use crate::single_pass::{PREFIX, TileStatus, clear_words, from_words};
 
 /// Single pass, tiles in ticket order: each block takes the next tile
 /// index from an atomic counter, scans its tile, then waits for its
@@ -32,15 +32,15 @@ use crate::ops::Monoid;
 /// ticket, so the chain always moves.
 ///
 /// Memory ordering: the predecessor's total travels with its flag as
-/// described in [`super::status`] (each 32-bit chunk in one 64-bit word
+/// described in [`crate::single_pass::status`] (each 32-bit chunk in one 64-bit word
 /// with the flag; relaxed atomic writes, acquire loads).
 ///
 /// Parameters as the phase-1 kernels of [`super::three_phase`], with
-/// `temp`: [`status_bytes`](super::status::status_bytes) of zeroed
+/// `temp`: [`status_bytes`](crate::single_pass::status_bytes) of zeroed
 /// storage, and `spare`: `spare_words` words this launch zeroes for the
 /// next one (the other half of double-buffered storage; may be none).
 /// Grid: one block per tile; shared memory
-/// [`single_pass_smem_bytes`](super::single_pass_smem_bytes).
+/// [`single_pass_smem_bytes`](crate::scan::single_pass_smem_bytes).
 ///
 /// # Safety
 /// `input`/`output` hold `n` elements (they may be the same buffer);
@@ -67,7 +67,7 @@ pub unsafe fn scan_tickets<T: Item, Op: Monoid<T>, const B: u32, const ITEMS: us
     let status = TileStatus::<T>::new(temp);
     let smem = SinglePassSmem::<T>::carve(B, ITEMS);
     // SAFETY (shared accesses): inside the carved slots.
-    let tile = unsafe { status.take_ticket(smem.ticket) };
+    let tile = unsafe { status.take_ticket(smem.look.ticket) };
     let start = tile as u64 * tile_len;
     // SAFETY: the tile overlaps 0..n (tickets stop at the grid size).
     let mut items = unsafe { load_tile::<T, Op, B, ITEMS>(input, n, start, smem.tile) };
@@ -84,11 +84,11 @@ pub unsafe fn scan_tickets<T: Item, Op: Monoid<T>, const B: u32, const ITEMS: us
         };
         unsafe {
             status.publish(tile, PREFIX, Op::combine(before, aggregate), None);
-            smem.prefix.store(0, before);
+            smem.look.prefix.store(0, before);
         }
     }
     gpu::sync_threads();
-    let before = unsafe { smem.prefix.load(0) };
+    let before = unsafe { smem.look.prefix.load(0) };
     let init: T = from_words([init_lo, init_hi]);
     let start_value = Op::combine(Op::combine(init, before), prefix);
     thread_scan::<T, Op, ITEMS>(&mut items, start_value, mode & EXCLUSIVE != 0);

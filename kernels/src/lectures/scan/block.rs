@@ -1,87 +1,14 @@
-//! Warp- and block-scope scans: the building blocks of every device scan.
+//! Lecture block scans: Hillis-Steele and Blelloch. (The third, warp
+//! shuffles, is the library's block scan, [`crate::block::scan`].)
 //!
-//! All of them combine in input order (`combine(earlier, later)`), so they
+//! Both combine in input order (`combine(earlier, later)`), so they
 //! are correct for any associative operator, commutative or not. Every
 //! thread of the block must call a block-scope scan (they contain
 //! barriers); the shared memory they are given must not be touched by
 //! anyone else until a barrier after the call.
 
-use super::Item;
-use crate::gpu::{self, Shared, WARP_SIZE, warp};
-use crate::ops::Monoid;
-
-/// Inclusive scan of one value per lane across the warp (Kogge-Stone with
-/// `shfl.sync.up`): after step `k` lane `i` holds `x[i-2^k+1 ..= i]`.
-///
-/// ```text
-/// lane    0   1   2   3   4   5   6   7 ...
-/// +1     x0 x01 x12 x23 x34 x45 x56 x67
-/// +2     x0 x01 x02 x03 x14 x25 x36 x47
-/// +4     x0 x01 x02 x03 x04 x05 x06 x07     (5 steps for 32 lanes)
-/// ```
-/// 5 shuffles and at most 5 combines per lane, no shared memory, no
-/// barrier: `shfl.sync` moves the data and synchronises the lanes. All 32
-/// lanes must call it.
-#[inline(always)]
-#[track_caller]
-pub fn warp_inclusive_scan<T: Item, Op: Monoid<T>>(mut v: T) -> T {
-    let lane = gpu::lane();
-    let mut offset = 1;
-    while offset < WARP_SIZE {
-        let up = warp::shfl_up(v, offset);
-        if lane >= offset {
-            v = Op::combine(up, v);
-        }
-        offset *= 2;
-    }
-    v
-}
-
-/// Shared-memory elements [`block_exclusive_scan`] needs (one per warp).
-pub const WARP_SLOTS: usize = 32;
-
-/// Lecture scan 3, warp shuffles: exclusive scan of one value per thread
-/// across a block of `B` threads. Returns this thread's exclusive prefix
-/// (the identity in thread 0) and the block's total (in every thread).
-///
-/// ```text
-/// warp 0: [x0 .. x31] --shfl scan-->  inclusive; lane 31 -> slot[0]
-/// warp 1: [x32.. x63] --shfl scan-->  inclusive; lane 31 -> slot[1]
-///  ...                 barrier
-/// every warp: shfl scan of slot[0..B/32] -> its warp's prefix, the total
-/// thread: prefix = warp prefix . (inclusive from the lane before it)
-/// ```
-/// Work `O(B log 32)`, one barrier, `B/32` shared slots
-/// ([`WARP_SLOTS`] at most). Callers that call it again must put a barrier
-/// between the calls (the slots are reused).
-#[inline(always)]
-#[track_caller]
-pub fn block_exclusive_scan<T: Item, Op: Monoid<T>, const B: u32>(v: T, slots: Shared<T>) -> (T, T) {
-    const { assert!(B.is_power_of_two() && B >= 32 && B <= 1024, "block size must be a power of two in 32..=1024") };
-    let (lane, w) = (gpu::lane(), gpu::warp_idx());
-    let inclusive = warp_inclusive_scan::<T, Op>(v);
-    // The lane before's inclusive value is this lane's exclusive one.
-    let before = warp::shfl_up(inclusive, 1);
-    let in_warp = if lane == 0 { Op::identity() } else { before };
-    let warps = B / WARP_SIZE;
-    if warps == 1 {
-        return (in_warp, warp::shfl_idx(inclusive, WARP_SIZE - 1));
-    }
-    if lane == WARP_SIZE - 1 {
-        // SAFETY: w < B/32 <= WARP_SLOTS slots, which the launch provides.
-        unsafe { slots.store(w as usize, inclusive) };
-    }
-    gpu::sync_threads();
-    // Every warp scans the warp totals itself (one load and five shuffles
-    // beat a second barrier).
-    // SAFETY: lane < warps is inside the slots.
-    let total_of_lane = if lane < warps { unsafe { slots.load(lane as usize) } } else { Op::identity() };
-    let totals = warp_inclusive_scan::<T, Op>(total_of_lane);
-    let prior = warp::shfl_idx(totals, if w == 0 { 0 } else { w - 1 });
-    let block_total = warp::shfl_idx(totals, warps - 1);
-    let warp_prefix = if w == 0 { Op::identity() } else { prior };
-    (Op::combine(warp_prefix, in_warp), block_total)
-}
+use crate::gpu::{self, Shared};
+use crate::ops::{Item, Monoid};
 
 /// Shared-memory elements [`hillis_steele`] needs: two buffers of `B`.
 pub const fn hillis_steele_slots(b: u32) -> usize {

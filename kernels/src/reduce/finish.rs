@@ -1,89 +1,42 @@
-//! Warp- and block-scope reductions, and how a block hands its total on.
+//! How a block hands its total on (partials, atomics, last block), and the
+//! warp and block layers over a reduction's accumulators.
 
 use super::reduction::Reduction;
-use crate::gpu::{self, FULL_MASK, Shared, WARP_SIZE, atomic, global, warp};
+use crate::gpu::{self, Shared, atomic, global};
+use crate::ops::Monoid;
+use core::marker::PhantomData;
 
-/// Reduce one value per lane across the warp with shuffles.
-///
-/// ```text
-/// lanes  0 1 2 3 ... 16 17 ... 31
-/// step 1: lane i += lane i+16
-/// step 2: lane i += lane i+8      (5 steps, no shared memory)
-/// ```
-/// The total is valid in lane 0; other lanes hold partial results.
+/// The monoid of a [`Reduction`]'s accumulators, for the warp and block
+/// layers ([`crate::warp`], [`crate::block`]), which are written over
+/// [`Monoid`]s.
+#[derive(Clone, Copy)]
+pub struct Accumulators<R>(PhantomData<R>);
+
+impl<R: Reduction> Monoid<R::Acc> for Accumulators<R> {
+    const COMMUTATIVE: bool = true;
+    #[inline(always)]
+    fn identity() -> R::Acc {
+        R::identity()
+    }
+    #[inline(always)]
+    fn combine(a: R::Acc, b: R::Acc) -> R::Acc {
+        R::combine(a, b)
+    }
+}
+
+/// [`crate::warp::reduce`] over a reduction's accumulators: the total in
+/// lane 0.
 #[inline(always)]
 #[track_caller]
-pub fn warp_reduce<R: Reduction>(mut v: R::Acc) -> R::Acc {
-    let mut offset = WARP_SIZE / 2;
-    while offset > 0 {
-        v = R::combine(v, warp::shfl_down(v, offset));
-        offset /= 2;
-    }
-    v
+pub fn warp_reduce<R: Reduction>(v: R::Acc) -> R::Acc {
+    crate::warp::reduce::<R::Acc, Accumulators<R>>(v)
 }
 
-/// A shared-memory slot for one accumulator, of at least 4 bytes: each
-/// warp's 1- or 2-byte total then has a 32-bit word of its own instead of
-/// sharing one with its neighbour's. Distinct bytes of a word are distinct
-/// locations to the hardware, but the emulator tracks races per word (a
-/// conservative model), and a padded slot costs nothing. Accumulators of 4
-/// bytes or more keep their own layout.
-#[repr(C, align(4))]
-#[derive(Clone, Copy)]
-struct Slot<A>(A);
-
-/// Reduce one value per thread across a block of `B` threads: shuffles
-/// within each warp, one shared slot per warp, then the first warp reduces
-/// the slots. The total is valid in thread 0. Needs `B / 32` accumulator
-/// slots of at least 4 bytes each (which `B` accumulators always cover).
-///
-/// Every thread of the block must call it (it contains a barrier).
+/// [`crate::block::reduce::reduce`] over a reduction's accumulators: the
+/// total in thread 0; `slots` as there.
 #[inline(always)]
 pub fn block_reduce<R: Reduction, const B: u32>(v: R::Acc, slots: Shared<R::Acc>) -> R::Acc {
-    const { assert!(B.is_power_of_two() && B >= 32 && B <= 1024, "block size must be a power of two in 32..=1024") };
-    let v = warp_reduce::<R>(v);
-    if B == WARP_SIZE {
-        return v;
-    }
-    let warps = B / WARP_SIZE;
-    let (lane, w) = (gpu::lane(), gpu::warp_idx());
-    let slots = slots.after::<Slot<R::Acc>>(0);
-    if lane == 0 {
-        // SAFETY: w < B / 32 slots, which the launch provides.
-        unsafe { slots.store(w as usize, Slot(v)) };
-    }
-    gpu::sync_threads();
-    let mut total = R::identity();
-    if w == 0 {
-        // SAFETY: lane < warps is inside the slots.
-        let mine = if lane < warps { unsafe { slots.load(lane as usize) }.0 } else { R::identity() };
-        total = warp_reduce::<R>(mine);
-    }
-    total
-}
-
-/// Reduce the last 64 slots of a shared-memory tree with one warp, the
-/// lectures' "unrolled last warp", made correct without lockstep: each
-/// step reads both operands, waits at a warp barrier, then writes, and
-/// waits again before the next step reads. The total lands in `s[0]`.
-///
-/// Call from the 32 threads of warp 0 only, with `s[0..2 * start]` filled;
-/// `start` is 32, or 16 for a block of 32 threads.
-#[inline(always)]
-pub fn warp_tail<R: Reduction>(s: Shared<R::Acc>, tid: usize, start: u32) {
-    let mut off = start as usize;
-    while off > 0 {
-        // SAFETY: lanes past the live range read the identity-free upper
-        // half only while `tid + off < 2 * start` slots; others idle.
-        unsafe {
-            let v =
-                if tid + off < 2 * start as usize { R::combine(s.load(tid), s.load(tid + off)) } else { R::identity() };
-            warp::sync(FULL_MASK);
-            s.store(tid, v);
-            warp::sync(FULL_MASK);
-        }
-        off /= 2;
-    }
+    crate::block::reduce::reduce::<R::Acc, Accumulators<R>, B>(v, slots)
 }
 
 /// How a block hands on its total (kernel parameter `mode`).
