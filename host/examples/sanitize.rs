@@ -772,8 +772,8 @@ macro_rules! recurrence {
             tile: |alg, block| alg.tile_len::<Affine<$t>>(block),
             run: check_recurrence::<$t>,
             extra: &[
-                concat!("recurrence_maps_lerp_", stringify!($t), "_b256"),
-                concat!("recurrence_values_lerp_", stringify!($t), "_b256"),
+                concat!("recurrence_maps_", stringify!($t), "_b256"),
+                concat!("recurrence_values_", stringify!($t), "_b256"),
             ],
         }),+]
     };
@@ -839,7 +839,7 @@ fn scan_kernels(alg: ScanAlgorithm, block: u32, kind: &ScanKind, n: usize, tile:
     let (op, item) = (kind.op, kind.item);
     let mut names = vec![format!("{}_{op}_{item}_b{block}", alg.kernel())];
     if alg.is_single_pass() {
-        names.push("scan_clear_any_u64_b256".into());
+        names.push("scan_clear_b256".into());
     } else if n as u64 > tile {
         names.push(format!("scan_add_prefix_{op}_{item}_b256"));
     }

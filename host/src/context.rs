@@ -759,7 +759,7 @@ impl Context {
         // SAFETY: the element at `addr` is `size` bytes, 4-byte aligned.
         unsafe {
             self.launch(
-                "util_set_words_any_u32_b32",
+                "util_set_words_b32",
                 LaunchConfig { grid: 1, block: 32, shared_bytes: 0 },
                 &[Arg::Ptr(addr), words[0].into(), words[1].into(), ((size / 4) as u32).into()],
             )
@@ -777,7 +777,7 @@ impl Context {
             return Ok(());
         }
         let grid = (n as u64).div_ceil(256).clamp(1, self.multiprocessors() as u64 * 8) as u32;
-        let name = format!("util_fill_hash_any_{}_b256", T::NAME);
+        let name = format!("util_fill_hash_{}_b256", T::NAME);
         // SAFETY: the view holds n elements, which is what the kernel writes.
         unsafe {
             self.launch(

@@ -33,6 +33,7 @@ pub mod backend;
 mod buffer;
 mod context;
 mod error;
+mod kernel;
 pub mod reduce;
 pub mod scan;
 mod single_pass;

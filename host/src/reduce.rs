@@ -1609,8 +1609,8 @@ impl<'c> Reducer<'c> {
         }
         match post {
             Post::None => {}
-            Post::SqrtMean { .. } => names.push(format!("util_sqrt_mean_any_{acc}_b32")),
-            Post::ArgIndex => names.push("util_arg_index_any_u64_b32".into()),
+            Post::SqrtMean { .. } => names.push(format!("util_sqrt_mean_{acc}_b32")),
+            Post::ArgIndex => names.push("util_arg_index_b32".into()),
         }
         if post != Post::None {
             self.ctx.kernel(names.last().map(String::as_str).unwrap_or_default())?;

@@ -59,6 +59,7 @@
 use crate::buffer::{DeviceBuffer, DeviceInput, DeviceOutput, DeviceRepr, DeviceSliceMut, Scalar};
 use crate::context::{Context, LaunchConfig};
 use crate::error::{Error, Result};
+use crate::kernel::{Family, Instance};
 use crate::single_pass::{Halves, Region};
 use gpuprim_kernels::Arg;
 use gpuprim_kernels::ops::Integer;
@@ -175,7 +176,7 @@ const ADD_BLOCK: u32 = 256;
 /// Largest grid a launch may have.
 const MAX_GRID: u64 = i32::MAX as u64;
 /// The kernel that clears the single-pass scans' status.
-const CLEAR: &str = "scan_clear_any_u64_b256";
+const CLEAR: &str = "scan_clear_b256";
 /// Bytes of the context's scratch storage the scans leave alone at its
 /// start, where the reductions keep their counter (and, for symmetry of
 /// the sizing, at its end).
@@ -282,8 +283,8 @@ enum Source {
 
 /// The kernels of one scan and their shapes.
 struct Plan {
-    phase1: String,
-    add: String,
+    phase1: &'static str,
+    add: &'static str,
     block: u32,
     tile: u64,
     smem: usize,
@@ -467,8 +468,8 @@ impl<'c> Scan<'c> {
             .iter()
             .find(|&&(limit, _)| n as u64 <= limit)
             .map_or(DEFAULT_BLOCK, |&(_, b)| b);
-        let name = format!("{}_{}_{}_b{pick}", self.algorithm.kernel(), Op::NAME, T::NAME);
-        if pick != DEFAULT_BLOCK && self.ctx.kernel(&name).is_err() { DEFAULT_BLOCK } else { pick }
+        let what = Instance::of(T::NAME).op(Op::NAME);
+        if pick != DEFAULT_BLOCK && !Family(self.algorithm.kernel()).has(what, pick) { DEFAULT_BLOCK } else { pick }
     }
 
     /// Inclusive scan of `input` into `output` (same length).
@@ -692,8 +693,8 @@ impl<'c> Scan<'c> {
         if out.len() != n {
             return Err(Error::LengthMismatch { what: "recurrence output", expected: n, got: out.len() });
         }
-        let maps_name = format!("recurrence_maps_lerp_{}_b256", T::NAME);
-        let values_name = format!("recurrence_values_lerp_{}_b256", T::NAME);
+        let maps_name = format!("recurrence_maps_{}_b256", T::NAME);
+        let values_name = format!("recurrence_values_{}_b256", T::NAME);
         for name in [&maps_name, &values_name] {
             if self.ctx.kernel(name).is_err() {
                 return Err(Error::Unsupported {
@@ -730,34 +731,14 @@ impl<'c> Scan<'c> {
         let block = self.block_size_for::<T, Op>(n);
         check_block(block)?;
         let family = self.algorithm.kernel();
-        let phase1 = format!("{family}_{}_{}_b{block}", Op::NAME, T::NAME);
-        if self.ctx.kernel(&phase1).is_err() {
-            let prefix = format!("{family}_{}_{}_b", Op::NAME, T::NAME);
-            let mut sizes: Vec<u32> = gpuprim_kernels::host_kernels()
-                .iter()
-                .filter_map(|kern| kern.name.strip_prefix(prefix.as_str())?.parse().ok())
-                .collect();
-            sizes.sort_unstable();
-            if sizes.is_empty() {
-                return Err(Error::Unsupported {
-                    what: format!("scan with operator `{}` on `{}`", Op::NAME, T::NAME),
-                    reason: format!("no `{family}` kernel is instantiated for it (see gpuprim_kernels::scan)"),
-                });
-            }
-            return Err(Error::UnsupportedBlockSize {
-                block,
-                reason: format!(
-                    "{} scans with `{}` on `{}` are instantiated for blocks of {sizes:?} threads",
-                    self.algorithm.name(),
-                    Op::NAME,
-                    T::NAME
-                ),
-            });
-        }
-        let add = format!("scan_add_prefix_{}_{}_b{ADD_BLOCK}", Op::NAME, T::NAME);
-        if !self.algorithm.is_single_pass() {
-            self.ctx.kernel(&add)?;
-        }
+        let what = Instance::of(T::NAME).op(Op::NAME);
+        let task = || format!("{} scan with operator `{}` on `{}`", self.algorithm.name(), Op::NAME, T::NAME);
+        let phase1 = Family(family).get(what, block, task)?.name;
+        let add = if self.algorithm.is_single_pass() {
+            ""
+        } else {
+            Family("scan_add_prefix").get(what, ADD_BLOCK, task)?.name
+        };
         let tile = self.algorithm.tile_len::<T>(block);
         let smem = k::smem_bytes::<T>(family, block).unwrap_or(0);
         Ok(Plan { phase1, add, block, tile, smem })

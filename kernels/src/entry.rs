@@ -1,8 +1,10 @@
 //! Kernel entry points: one list, two targets.
 //!
 //! [`entries!`] instantiates generic kernel functions for every combination of
-//! operator, element type and block size it is given, and names each instance
-//! `{family}_{op}_{type}_b{block}` (`reduce_shuffle_sum_f32_b256`).
+//! operator, key type, element type and block size it is given (each axis
+//! but the block size optional), and names each instance
+//! `{family}[_{op}][_{key}][_{type}]_b{block}` (`reduce_shuffle_sum_f32_b256`,
+//! `scan_clear_b256`).
 //!
 //! * On nvptx64 each instance is a `#[no_mangle] extern "ptx-kernel"` function
 //!   of that name, so the PTX module exports it.
@@ -17,63 +19,88 @@
 /// entries! {
 ///     reduce_shuffle(input: *const T, n: u64, out: *mut T) => shuffle::<T, Op, {B}>;
 ///         ops [sum = Sum, max = Max] types [f32, i32] blocks [128, 256];
+///     reduce_by_key(keys: *const K, values: *const T, ...) => by_key::<K, T, Op, {B}>;
+///         ops [sum = Sum] keys [u32, u64] types [i32, f32] blocks [256];
+///     util_fill_hash(out: *mut T, n: u64, seed: u64) => fill_hash::<T, {B}>;
+///         types [i32, f32] blocks [256];
+///     scan_clear(p: *mut u64, words: u64) => clear_words::<{B}>;
+///         blocks [256];
 /// }
 /// ```
-/// Inside the argument list and generics, `T`, `Op` and `B` name the element
-/// type, the operator and the block size of the instance.
+/// Each line names a family, its parameters and the generic function an
+/// instance calls, then the axes it is instantiated over: operators
+/// (`ops`, optional), key types (`keys`, optional; only with `ops`),
+/// element types (`types`, optional) and block sizes. Inside the argument
+/// list and generics, `Op`, `K`, `T` and `B` name the instance's operator,
+/// key type, element type and block size. The instance is named
+/// `{family}[_{op}][_{key}][_{type}]_b{block}`.
 macro_rules! entries {
-    (
-        $(
-            $fam:ident $args:tt => $func:ident :: < $($g:tt),* > ;
-                ops [$($op:ident = $Op:ty),* $(,)?]
-                types $types:tt
-                blocks $blocks:tt ;
-        )*
+    // One line at a time, each brought to four bracketed axes: an absent
+    // axis is a single empty group, so every instance has the same shape.
+    (@lines $mode:tt; ) => {};
+    (@lines $mode:tt; $fam:ident $args:tt => $func:ident :: < $($g:tt),* > ;
+        ops [$($op:ident = $Op:ty),* $(,)?] keys [$($K:ident),* $(,)?] types [$($T:ident),* $(,)?] blocks $blocks:tt ;
+        $($rest:tt)*
     ) => {
-        #[cfg(target_arch = "nvptx64")]
-        #[allow(non_snake_case, dead_code)]
-        mod __entries {
-            use super::*;
-            $( entries!(@fam ptx, $fam $args, $func [$($g),*], [$($op = $Op),*], $types, $blocks); )*
-        }
-
-        /// Register this module's kernels with the host-side table.
-        #[cfg(not(target_arch = "nvptx64"))]
-        #[allow(unused_variables)]
-        pub(crate) fn register(out: &mut ::std::vec::Vec<$crate::entry::host::HostKernel>) {
-            $( entries!(@fam out, $fam $args, $func [$($g),*], [$($op = $Op),*], $types, $blocks); )*
-        }
+        entries!(@ops $mode, $fam $args, $func [$($g),*], [$(($op = $Op)),*], [$(($K)),*], [$(($T)),*], $blocks);
+        entries!(@lines $mode; $($rest)*);
     };
-    (@fam $mode:tt, $fam:ident $args:tt, $func:ident $gs:tt, [$($op:ident = $Op:ty),*], $types:tt, $blocks:tt) => {
-        $( entries!(@types $mode, $fam $args, $func $gs, $op, $Op, $types, $blocks); )*
+    (@lines $mode:tt; $fam:ident $args:tt => $func:ident :: < $($g:tt),* > ;
+        ops [$($op:ident = $Op:ty),* $(,)?] types [$($T:ident),* $(,)?] blocks $blocks:tt ;
+        $($rest:tt)*
+    ) => {
+        entries!(@ops $mode, $fam $args, $func [$($g),*], [$(($op = $Op)),*], [()], [$(($T)),*], $blocks);
+        entries!(@lines $mode; $($rest)*);
     };
-    (@types $mode:tt, $fam:ident $args:tt, $func:ident $gs:tt, $op:ident, $Op:ty, [$($T:ident),* $(,)?], $blocks:tt) => {
-        $( entries!(@blocks $mode, $fam $args, $func $gs, $op, $Op, $T, $blocks); )*
+    (@lines $mode:tt; $fam:ident $args:tt => $func:ident :: < $($g:tt),* > ;
+        types [$($T:ident),* $(,)?] blocks $blocks:tt ;
+        $($rest:tt)*
+    ) => {
+        entries!(@ops $mode, $fam $args, $func [$($g),*], [()], [()], [$(($T)),*], $blocks);
+        entries!(@lines $mode; $($rest)*);
     };
-    (@blocks $mode:tt, $fam:ident $args:tt, $func:ident $gs:tt, $op:ident, $Op:ty, $T:ident, [$($B:literal),* $(,)?]) => {
-        $( entries!(@one $mode, $fam $args, $func $gs, $op, $Op, $T, $B); )*
+    (@lines $mode:tt; $fam:ident $args:tt => $func:ident :: < $($g:tt),* > ;
+        blocks $blocks:tt ;
+        $($rest:tt)*
+    ) => {
+        entries!(@ops $mode, $fam $args, $func [$($g),*], [()], [()], [()], $blocks);
+        entries!(@lines $mode; $($rest)*);
     };
-    (@one ptx, $fam:ident ( $($a:ident : $aty:ty),* $(,)? ), $func:ident [$($g:tt),*], $op:ident, $Op:ty, $T:ident, $B:literal) => {
-        // One module per instance gives the aliases `T`, `Op`, `B` a scope.
+    (@ops $mode:tt, $fam:ident $args:tt, $func:ident $gs:tt, [$($op:tt),*], $keys:tt, $types:tt, $blocks:tt) => {
+        $( entries!(@keys $mode, $fam $args, $func $gs, $op, $keys, $types, $blocks); )*
+    };
+    (@keys $mode:tt, $fam:ident $args:tt, $func:ident $gs:tt, $op:tt, [$($key:tt),*], $types:tt, $blocks:tt) => {
+        $( entries!(@types $mode, $fam $args, $func $gs, $op, $key, $types, $blocks); )*
+    };
+    (@types $mode:tt, $fam:ident $args:tt, $func:ident $gs:tt, $op:tt, $key:tt, [$($ty:tt),*], $blocks:tt) => {
+        $( entries!(@blocks $mode, $fam $args, $func $gs, $op, $key, $ty, $blocks); )*
+    };
+    (@blocks $mode:tt, $fam:ident $args:tt, $func:ident $gs:tt, $op:tt, $key:tt, $ty:tt, [$($B:literal),* $(,)?]) => {
+        $( entries!(@one $mode, $fam $args, $func $gs, $op, $key, $ty, $B); )*
+    };
+    (@one ptx, $fam:ident ( $($a:ident : $aty:ty),* $(,)? ), $func:ident [$($g:tt),*],
+        ( $($op:ident = $Op:ty)? ), ( $($K:ident)? ), ( $($T:ident)? ), $B:literal) => {
+        // One module per instance gives the aliases `Op`, `K`, `T`, `B` a scope.
         ::paste::paste! {
-            mod [<$fam _ $op _ $T _b $B>] {
+            mod [<$fam $(_ $op)? $(_ $K)? $(_ $T)? _b $B>] {
                 use super::*;
-                type T = $T;
-                type Op = $Op;
+                $( type T = $T; )?
+                $( type K = $K; )?
+                $( type Op = $Op; )?
                 const B: u32 = $B;
                 #[unsafe(no_mangle)]
-                pub unsafe extern "ptx-kernel" fn [<$fam _ $op _ $T _b $B>]($($a: $aty),*) {
+                pub unsafe extern "ptx-kernel" fn [<$fam $(_ $op)? $(_ $K)? $(_ $T)? _b $B>]($($a: $aty),*) {
                     // SAFETY: the launcher passes arguments of the declared kinds.
                     unsafe { $func::<$($g),*>($($a),*) }
                 }
             }
         }
     };
-    (@one $out:ident, $fam:ident ( $($a:ident : $aty:ty),* $(,)? ), $func:ident [$($g:tt),*], $op:ident, $Op:ty, $T:ident, $B:literal) => {{
-        #[allow(dead_code)]
-        type T = $T;
-        #[allow(dead_code)]
-        type Op = $Op;
+    (@one $out:ident, $fam:ident ( $($a:ident : $aty:ty),* $(,)? ), $func:ident [$($g:tt),*],
+        ( $($op:ident = $Op:ty)? ), ( $($K:ident)? ), ( $($T:ident)? ), $B:literal) => {{
+        $( #[allow(dead_code)] type T = $T; )?
+        $( #[allow(dead_code)] type K = $K; )?
+        $( #[allow(dead_code)] type Op = $Op; )?
         #[allow(dead_code)]
         const B: u32 = $B;
         unsafe fn host_entry(args: &[$crate::entry::host::Arg]) {
@@ -84,12 +111,32 @@ macro_rules! entries {
             }
         }
         $out.push($crate::entry::host::HostKernel {
-            name: ::paste::paste!(stringify!([<$fam _ $op _ $T _b $B>])),
+            name: ::paste::paste!(stringify!([<$fam $(_ $op)? $(_ $K)? $(_ $T)? _b $B>])),
+            family: stringify!($fam),
+            op: concat!("" $(, stringify!($op))?),
+            key: concat!("" $(, stringify!($K))?),
+            ty: concat!("" $(, stringify!($T))?),
             params: &[$(<$aty as $crate::entry::host::KernelParam>::KIND),*],
             block_size: $B,
             func: host_entry,
         });
     }};
+    // The entry point (last, so that the `@` arms above match first).
+    ($($body:tt)*) => {
+        #[cfg(target_arch = "nvptx64")]
+        #[allow(non_snake_case, dead_code)]
+        mod __entries {
+            use super::*;
+            entries!(@lines ptx; $($body)*);
+        }
+
+        /// Register this module's kernels with the host-side table.
+        #[cfg(not(target_arch = "nvptx64"))]
+        #[allow(unused_variables)]
+        pub(crate) fn register(out: &mut ::std::vec::Vec<$crate::entry::host::HostKernel>) {
+            entries!(@lines out; $($body)*);
+        }
+    };
 }
 
 /// Host-side description of kernels and launch arguments.
@@ -217,8 +264,16 @@ pub mod host {
     /// A kernel as the host sees it.
     #[derive(Clone, Copy)]
     pub struct HostKernel {
-        /// The PTX entry name.
+        /// The PTX entry name: `{family}[_{op}][_{key}][_{ty}]_b{block_size}`.
         pub name: &'static str,
+        /// The kernel family (`scan_lookback`).
+        pub family: &'static str,
+        /// The operator's name in the entry name (`sum`), or `""`.
+        pub op: &'static str,
+        /// The key type (`u64`), or `""`.
+        pub key: &'static str,
+        /// The element type (`f32`, `affine_u32`), or `""`.
+        pub ty: &'static str,
         /// Parameter kinds, in order.
         pub params: &'static [ParamKind],
         /// The block size the kernel was instantiated for; launches must use it.
@@ -231,6 +286,7 @@ pub mod host {
         fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             f.debug_struct("HostKernel")
                 .field("name", &self.name)
+                .field("family", &self.family)
                 .field("params", &self.params)
                 .field("block_size", &self.block_size)
                 .finish()

@@ -54,9 +54,8 @@ entries! {
     testing_chained_tickets(input: *const T, n: u64, counter: *mut u32, flags: *mut u32, out: *mut T)
         => chained_tickets::<T, Op, {B}>;
         ops [sum = Sum] types [i32] blocks [64];
-    // No operator: `lanes` only names the instance.
     testing_shuffle(input: *const T, out: *mut T) => shuffle_lanes::<T, {B}>;
-        ops [lanes = Sum] types [i32, f32, i64, f64] blocks [64];
+        types [i32, f32, i64, f64] blocks [64];
 }
 
 /// Reduce one value per thread across the block (shuffles within each

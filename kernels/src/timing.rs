@@ -10,16 +10,14 @@
 use crate::gpu::{self, global};
 
 /// The PTX entry name of [`hold`].
-pub const HOLD_KERNEL: &str = "timing_hold_wait_u32_b32";
+pub const HOLD_KERNEL: &str = "timing_hold_b32";
 
-#[allow(unused_imports)]
-use crate::ops::Sum;
+
 
 entries! {
-    // No operator or element type: `wait` and `u32` only name the instance.
     // One warp (`B` = 32), of which thread 0 does the waiting.
     timing_hold(flag: *const u32, timeout_ns: u64, timed_out: *mut u32) => hold::<{B}>;
-        ops [wait = Sum] types [u32] blocks [32];
+        blocks [32];
 }
 
 /// Hold the stream: thread 0 of block 0 spins until the host sets `*flag`

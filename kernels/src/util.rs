@@ -35,8 +35,6 @@ pub unsafe fn fill_hash<T: Element, const B: u32>(out: *mut T, n: u64, seed: u64
     }
 }
 
-#[allow(unused_imports)]
-use crate::ops::Sum;
 
 /// Write `words` (at most 4) 32-bit words to `dst`, stream-ordered: word
 /// `i` is bits `32*i ..` of `lo` (`i` < 2) or `hi`. For the host to set a
@@ -132,12 +130,11 @@ pub unsafe fn arg_index<const B: u32>(index: *const u64, n: u64, out: *mut u64) 
 
 entries! {
     util_fill_hash(out: *mut T, n: u64, seed: u64) => fill_hash::<T, {B}>;
-        ops [any = Sum] types [i32, u32, i64, u64, f32, f64] blocks [256];
-    // `any` and `u32` only name the instance.
+        types [i32, u32, i64, u64, f32, f64] blocks [256];
     util_set_words(dst: *mut u32, lo: u64, hi: u64, words: u32) => set_words::<{B}>;
-        ops [any = Sum] types [u32] blocks [32];
+        blocks [32];
     util_sqrt_mean(p: *mut T, divisor: u64) => sqrt_mean::<T, {B}>;
-        ops [any = Sum] types [f32, f64] blocks [32];
+        types [f32, f64] blocks [32];
     util_arg_index(index: *const u64, n: u64, out: *mut u64) => arg_index::<{B}>;
-        ops [any = Sum] types [u64] blocks [32];
+        blocks [32];
 }

@@ -599,7 +599,7 @@ fn shuffles_match_the_model<T: Bits>(ctx: &Context, values: Vec<T>) {
     assert!(threads.is_multiple_of(B));
     let input = ctx.upload(&values).unwrap();
     let out = poisoned::<T>(ctx, threads * SHUFFLE_RESULTS);
-    let name = format!("testing_shuffle_lanes_{}_b64", T::NAME);
+    let name = format!("testing_shuffle_{}_b64", T::NAME);
     // SAFETY: two inputs and SHUFFLE_RESULTS outputs per thread.
     unsafe { launch(ctx, &name, (threads / B) as u32, B as u32, 0, &[input.arg(), out.arg()]) }.unwrap();
     let got = out.to_vec().unwrap();

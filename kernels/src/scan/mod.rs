@@ -129,11 +129,11 @@ scan_entries! {
         => scan_lookback::<T, Op, {B}, { lookback_items::<T>(B) }>; sum_blocks [32, 64, 128, 256, 512];
         f64_blocks [32, 64, 128, 256, 512];
     ;
-    scan_clear(p: *mut u64, words: u64) => clear_words::<{B}>; ops [any = Sum] types [u64] blocks [256];
+    scan_clear(p: *mut u64, words: u64) => clear_words::<{B}>; blocks [256];
     recurrence_maps(l: *const T, u: *const T, maps: *mut Affine<T>, n: u64) => recurrence_maps::<T, {B}>;
-        ops [lerp = Compose] types [f32, f64] blocks [256];
+        types [f32, f64] blocks [256];
     recurrence_values(maps: *const Affine<T>, out: *mut T, n: u64) => recurrence_values::<T, {B}>;
-        ops [lerp = Compose] types [f32, f64] blocks [256];
+        types [f32, f64] blocks [256];
     // Small tiles of a non-commutative operator, so the tests can make
     // the look-back cross many windows (32 threads: one warp per
     // window) and combine several warps of a window (64 threads).
