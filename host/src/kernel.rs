@@ -81,7 +81,12 @@ impl Family {
     /// when the family has no instance for `what` at all (naming `task`,
     /// what the caller asked for), [`Error::UnsupportedBlockSize`] listing
     /// the sizes it has when only the block size is missing.
-    pub(crate) fn get(&self, what: Instance<'_>, block: u32, task: impl FnOnce() -> String) -> Result<&'static HostKernel> {
+    pub(crate) fn get(
+        &self,
+        what: Instance<'_>,
+        block: u32,
+        task: impl FnOnce() -> String,
+    ) -> Result<&'static HostKernel> {
         if let Some(k) = self.instances(what).find(|k| k.block_size == block) {
             return Ok(k);
         }

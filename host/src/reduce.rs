@@ -79,6 +79,7 @@ use crate::context::{Context, LaunchConfig};
 use crate::error::{Error, Result};
 use gpuprim_kernels::ops::{self as kops};
 use gpuprim_kernels::reduce::finish::{finish_smem, mode};
+use gpuprim_kernels::reduce::policy;
 use gpuprim_kernels::reduce::reduction::{Arg, Dot, Extreme, Largest, Plain, Reduction, Smallest, SumAbs, SumSquares};
 
 /// The reduction kernels, in the order the lectures introduce them.
@@ -189,7 +190,7 @@ impl Finish {
 /// at [`DEFAULT_BLOCK`] threads only.
 pub const BLOCK_SIZES: [u32; 6] = [32, 64, 128, 256, 512, 1024];
 /// Threads per block of the default reduction.
-pub const DEFAULT_BLOCK: u32 = 256;
+pub const DEFAULT_BLOCK: u32 = policy::DEFAULT_BLOCK;
 /// What `argmin_into` and `argmax_into` write for empty input.
 pub const NO_INDEX: u64 = u64::MAX;
 /// Bytes reserved at the start of temporary storage for the counter.
@@ -1555,20 +1556,17 @@ impl<'c> Reducer<'c> {
             let g = match self.algorithm.per_block(b) {
                 Some(per) => n.div_ceil(per).max(1),
                 None => {
-                    // Every multiprocessor full (2048 threads); above 2^28
-                    // elements twice that, which measured 0.25% faster at
-                    // 2^30 on an H200 (and 0.2% slower at 2^28).
-                    let waves = if n > 1 << 28 { 2 } else { 1 };
-                    let full = (self.ctx.multiprocessors() as u64 * (2048 / b as u64) * waves).max(1);
-                    // The vectorised kernel's first iteration: four 16-byte
-                    // loads per thread (16 elements of 4 bytes, 64 of 1).
+                    // The tuning policy's grid rule; lecture variants take
+                    // one element per thread in their first iteration.
                     let per_thread = if self.algorithm == ReduceAlgorithm::Vectorized {
-                        (64 / elem_bytes.max(1)).max(16)
+                        policy::items_per_thread(elem_bytes)
                     } else {
                         1
                     };
-                    let wanted = self.grid.map(u64::from).unwrap_or(full);
-                    n.div_ceil(b as u64 * per_thread as u64).clamp(1, wanted.max(1))
+                    match self.grid {
+                        Some(g) => n.div_ceil(b as u64 * per_thread).clamp(1, u64::from(g).max(1)),
+                        None => policy::grid(n, b, self.ctx.multiprocessors(), per_thread),
+                    }
                 }
             };
             if g > MAX_GRID {

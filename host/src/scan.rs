@@ -63,7 +63,7 @@ use crate::kernel::{Family, Instance};
 use crate::single_pass::{Halves, Region};
 use gpuprim_kernels::Arg;
 use gpuprim_kernels::ops::Integer;
-use gpuprim_kernels::scan::{self as k, EXCLUSIVE, Item, to_words};
+use gpuprim_kernels::scan::{self as k, EXCLUSIVE, Item, policy, to_words};
 
 pub use gpuprim_kernels::ops::{BitAnd, BitOr, BitXor, Max, Min, Monoid, Product, Sum};
 pub use gpuprim_kernels::scan::affine::{Affine, Compose, Ring};
@@ -170,9 +170,9 @@ pub const DEFAULT_ALGORITHM: ScanAlgorithm = ScanAlgorithm::DecoupledLookBack;
 /// algorithms, whose tiles must fit in 48 KiB of shared memory), `sum` on
 /// `f64` at 32..=512 for the look-back; every other operator and type at
 /// 256 only.
-pub const DEFAULT_BLOCK: u32 = 256;
+pub const DEFAULT_BLOCK: u32 = policy::DEFAULT_BLOCK;
 /// Block size of the phase-3 kernel (adding each tile's prefix).
-const ADD_BLOCK: u32 = 256;
+const ADD_BLOCK: u32 = policy::ADD_BLOCK;
 /// Largest grid a launch may have.
 const MAX_GRID: u64 = i32::MAX as u64;
 /// The kernel that clears the single-pass scans' status.
@@ -967,33 +967,13 @@ impl<'c> Scan<'c> {
 }
 
 /// Block sizes of `algorithm` by input size when none is set: `(largest
-/// n, block)`, in order, per element size. Measured on an H200 (see
-/// `docs/tuning/scan.md`); a size the operator has no kernel for falls back
-/// to [`DEFAULT_BLOCK`].
+/// n, block)`, in order (the kernels crate's tuning policy,
+/// `gpuprim_kernels::scan::policy`); a size the operator has no kernel for
+/// falls back to [`DEFAULT_BLOCK`].
 fn auto_blocks<T>(algorithm: ScanAlgorithm) -> &'static [(u64, u32)] {
-    const DEFAULT: &[(u64, u32)] = &[(u64::MAX, DEFAULT_BLOCK)];
-    // Per size the block with the shortest median time, where it beat 256
-    // threads by more than 2% (i32 and f32 together; f64), H200, 2026-11-23.
-    // Up to 2^19 a one- or few-tile input finishes sooner in small blocks:
-    // less of the tile is padding, and more multiprocessors share the
-    // loads.
-    const LOOKBACK_4: &[(u64, u32)] = &[
-        (1 << 10, 32),
-        (1 << 11, 64),
-        (1 << 12, 128),
-        (1 << 15, 32),
-        (1 << 17, 64),
-        (1 << 19, 128),
-        (1 << 22, 256),
-        (1 << 24, 128),
-        (u64::MAX, DEFAULT_BLOCK),
-    ];
-    const LOOKBACK_8: &[(u64, u32)] =
-        &[(1 << 10, 64), (1 << 11, 128), (1 << 12, 256), (1 << 16, 64), (1 << 17, 128), (u64::MAX, DEFAULT_BLOCK)];
-    match (algorithm, std::mem::size_of::<T>()) {
-        (ScanAlgorithm::DecoupledLookBack, 4) => LOOKBACK_4,
-        (ScanAlgorithm::DecoupledLookBack, 8) => LOOKBACK_8,
-        _ => DEFAULT,
+    match algorithm {
+        ScanAlgorithm::DecoupledLookBack => policy::lookback_blocks(std::mem::size_of::<T>()),
+        _ => policy::DEFAULT_BLOCKS,
     }
 }
 

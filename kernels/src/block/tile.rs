@@ -27,34 +27,6 @@ use crate::ops::Item;
 use crate::ops::Monoid;
 use core::mem::size_of;
 
-/// Items per thread of the tile kernels for element type `T`: 16 for
-/// 4-byte types, 8 for 8-byte types, 4 for 16-byte ones — 64 bytes of
-/// input per thread either way, which keeps enough loads in flight to
-/// saturate HBM without spilling registers.
-pub const fn tile_items<T>() -> usize {
-    let s = size_of::<T>();
-    if s <= 4 {
-        16
-    } else if s <= 8 {
-        8
-    } else {
-        4
-    }
-}
-
-/// Items per thread of the look-back scan, whose tiles stay in shared
-/// memory: 128 bytes per thread (32 four-byte items), or 64 at 512 threads
-/// and more so that a tile fits in 48 KiB.
-pub const fn lookback_items<T>(b: u32) -> usize {
-    let bytes = if b >= 512 { 64 } else { 128 };
-    bytes / size_of::<T>()
-}
-
-/// Elements of one tile at block size `b`.
-pub const fn tile_len<T>(b: u32) -> u64 {
-    b as u64 * tile_items::<T>() as u64
-}
-
 /// One pad slot after every this many elements. 4-byte elements: every
 /// 32, so a warp's striped access (32 consecutive elements) stays in one
 /// padded run, and its blocked access (lane `t` at `ITEMS*t + j`, `ITEMS` a

@@ -33,6 +33,7 @@
 //! `i64`, `u64` and `f64` alone and the other types' partials use those.
 
 pub mod finish;
+pub mod policy;
 pub mod reduction;
 pub mod vectorized;
 

@@ -20,8 +20,9 @@ pub(crate) unsafe fn grid_stride<R: Reduction, const B: u32>(a: *const R::In, b:
     acc
 }
 
-/// Vector loads in flight per thread per iteration of [`reduce_vectorized`].
-pub const UNROLL: usize = 4;
+/// Vector loads in flight per thread per iteration of [`reduce_vectorized`]
+/// (the tuning policy's).
+pub use super::policy::UNROLL;
 
 /// Ours, the default: variant 8 with the loads Hopper needs to reach the
 /// memory's speed. Each iteration issues `UNROLL` independent 16-byte

@@ -42,6 +42,7 @@
 
 pub mod affine;
 pub mod lookback;
+pub mod policy;
 
 use crate::block::{WARP_SLOTS, tile};
 use crate::gpu::Shared;
@@ -49,7 +50,7 @@ use crate::lectures;
 use crate::single_pass::{LookBackSmem, look_back_smem_bytes};
 use core::mem::size_of;
 
-pub use crate::block::tile::{lookback_items, tile_items, tile_len};
+pub use policy::{lookback_items, tile_items, tile_len};
 pub use crate::ops::Item;
 pub use crate::single_pass::status;
 pub use crate::single_pass::{from_words, to_words};
