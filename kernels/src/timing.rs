@@ -12,8 +12,6 @@ use crate::gpu::{self, global};
 /// The PTX entry name of [`hold`].
 pub const HOLD_KERNEL: &str = "timing_hold_b32";
 
-
-
 entries! {
     // One warp (`B` = 32), of which thread 0 does the waiting.
     timing_hold(flag: *const u32, timeout_ns: u64, timed_out: *mut u32) => hold::<{B}>;

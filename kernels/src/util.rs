@@ -35,7 +35,6 @@ pub unsafe fn fill_hash<T: Element, const B: u32>(out: *mut T, n: u64, seed: u64
     }
 }
 
-
 /// Write `words` (at most 4) 32-bit words to `dst`, stream-ordered: word
 /// `i` is bits `32*i ..` of `lo` (`i` < 2) or `hi`. For the host to set a
 /// small value (a reduction's identity before atomic combines) without a

@@ -50,10 +50,10 @@ use crate::lectures;
 use crate::single_pass::{LookBackSmem, look_back_smem_bytes};
 use core::mem::size_of;
 
-pub use policy::{lookback_items, tile_items, tile_len};
 pub use crate::ops::Item;
 pub use crate::single_pass::status;
 pub use crate::single_pass::{from_words, to_words};
+pub use policy::{lookback_items, tile_items, tile_len};
 
 /// `mode` bit: exclusive scan (else inclusive).
 pub const EXCLUSIVE: u32 = 1;
