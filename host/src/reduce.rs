@@ -77,6 +77,7 @@
 use crate::buffer::{DeviceBuffer, DeviceInput, DeviceOutput, DeviceRepr, DeviceSlice, DeviceSliceMut, Scalar};
 use crate::context::{Context, LaunchConfig};
 use crate::error::{Error, Result};
+use crate::kernel::{Family, Instance};
 use gpuprim_kernels::ops::{self as kops};
 use gpuprim_kernels::reduce::finish::{finish_smem, mode};
 use gpuprim_kernels::reduce::policy;
@@ -736,7 +737,7 @@ pub use gpuprim_kernels::ops::{Accumulate, BitAnd, BitOr, BitXor, Integer, Max, 
 /// `entries!` list in `kernels/src/reduce/mod.rs` (as `Plain<T, YourOp>`,
 /// with the types and block sizes you want); then implement this trait
 /// with the same name and call [`Reducer::reduce_by`]. An operator without
-/// kernels gives [`Error::UnknownKernel`] before anything is launched.
+/// kernels gives [`Error::Unsupported`] before anything is launched.
 pub trait ReduceOp<T: kops::Element>: Accumulate<T> {
     /// The operator's part of the kernel names.
     const NAME: &'static str;
@@ -1594,35 +1595,33 @@ impl<'c> Reducer<'c> {
     /// Every kernel `plan` launches, looked up before anything runs: a
     /// block size, element type or operator without kernels is an error
     /// here, not a failed launch halfway.
-    fn kernel_names(&self, k: Kernels, plan: &[Pass], post: Post, acc: &str) -> Result<Vec<String>> {
-        let (alg, b) = (self.algorithm.kernel(), self.block);
+    fn kernel_names(&self, k: Kernels, plan: &[Pass], post: Post, acc: &str) -> Result<Vec<&'static str>> {
+        let (family, b) = (Family(self.algorithm.kernel()), self.block);
         let mut names = Vec::with_capacity(plan.len() + 1);
         for i in 0..plan.len() {
             let (op, ty) = if i == 0 { (k.op.name(), k.input) } else { (k.op.partials(), k.partials) };
-            let name = format!("{alg}_{op}_{ty}_b{b}");
-            if let Err(e) = self.ctx.kernel(&name) {
-                return Err(self.why_missing(e, op, ty));
+            let what = Instance::of(ty).op(op);
+            if !family.has(what, b) {
+                return Err(self.why_missing(op, ty));
             }
-            names.push(name);
+            names.push(family.get(what, b, String::new)?.name);
         }
+        let task = || format!("the finishing step of `{}` on {}", k.op.name(), k.input);
         match post {
             Post::None => {}
-            Post::SqrtMean { .. } => names.push(format!("util_sqrt_mean_{acc}_b32")),
-            Post::ArgIndex => names.push("util_arg_index_b32".into()),
-        }
-        if post != Post::None {
-            self.ctx.kernel(names.last().map(String::as_str).unwrap_or_default())?;
+            Post::SqrtMean { .. } => names.push(Family("util_sqrt_mean").get(Instance::of(acc), 32, task)?.name),
+            Post::ArgIndex => names.push(Family("util_arg_index").get(Instance::of(""), 32, task)?.name),
         }
         Ok(names)
     }
 
-    /// The error for a missing kernel `{algorithm}_{op}_{ty}_b{block}`: the
-    /// block sizes it has, or the algorithm that has the type, or (an
-    /// operator with no kernels at all) the lookup's own error.
-    fn why_missing(&self, lookup: Error, op: &str, ty: &str) -> Error {
+    /// The error for a missing kernel of the algorithm's family for `op` on
+    /// `ty` at the block size: the block sizes it has, or the algorithm
+    /// that has the type, or that the operator has no kernels for it.
+    fn why_missing(&self, op: &str, ty: &str) -> Error {
         let alg = self.algorithm;
-        let has = |a: ReduceAlgorithm, b: u32| self.ctx.kernel(&format!("{}_{op}_{ty}_b{b}", a.kernel())).is_ok();
-        let blocks: Vec<u32> = BLOCK_SIZES.into_iter().filter(|&b| has(alg, b)).collect();
+        let what = Instance::of(ty).op(op);
+        let blocks = Family(alg.kernel()).blocks(what);
         if !blocks.is_empty() {
             return Error::UnsupportedBlockSize {
                 block: self.block,
@@ -1631,7 +1630,7 @@ impl<'c> Reducer<'c> {
                 ),
             };
         }
-        if alg != ReduceAlgorithm::Vectorized && BLOCK_SIZES.into_iter().any(|b| has(ReduceAlgorithm::Vectorized, b)) {
+        if alg != ReduceAlgorithm::Vectorized && !Family(ReduceAlgorithm::Vectorized.kernel()).blocks(what).is_empty() {
             return Error::Unsupported {
                 what: format!("ReduceAlgorithm::{alg:?} for `{op}` on {ty}"),
                 reason: "the lecture variants are instantiated for i32, u32, i64, u64, f32 and f64; \
@@ -1639,7 +1638,10 @@ impl<'c> Reducer<'c> {
                     .into(),
             };
         }
-        lookup
+        Error::Unsupported {
+            what: format!("`{op}` on {ty}"),
+            reason: format!("no `{}` kernel is instantiated for it", alg.kernel()),
+        }
     }
 
     /// Queue the passes of `plan` (and the finishing kernel of `post`) with
@@ -1650,7 +1652,7 @@ impl<'c> Reducer<'c> {
     fn launches<R>(
         &self,
         plan: &[Pass],
-        names: &[String],
+        names: &[&str],
         base: u64,
         layout: &Layout,
         x: crate::Arg,
@@ -1693,7 +1695,7 @@ impl<'c> Reducer<'c> {
             // slot one (`Layout`); `out` holds one; the counter is zero
             // (temporary storage starts zeroed and the last block resets it).
             unsafe {
-                self.ctx.launch(&names[k], LaunchConfig { grid: pass.grid, block: b, shared_bytes: shared }, &args)?
+                self.ctx.launch(names[k], LaunchConfig { grid: pass.grid, block: b, shared_bytes: shared }, &args)?
             };
         }
         if self.finish == Finish::Host {
@@ -1708,12 +1710,12 @@ impl<'c> Reducer<'c> {
             Post::None => Ok(()),
             // SAFETY: `out` holds one float accumulator.
             Post::SqrtMean { divisor } => unsafe {
-                self.ctx.launch(&names[plan.len()], one, &[crate::Arg::Ptr(out), divisor.into()])
+                self.ctx.launch(names[plan.len()], one, &[crate::Arg::Ptr(out), divisor.into()])
             },
             // SAFETY: the slot holds an `Indexed` (its index at byte 8) and
             // `out` one u64.
             Post::ArgIndex => unsafe {
-                self.ctx.launch(&names[plan.len()], one, &[crate::Arg::Ptr(dest + 8), n.into(), crate::Arg::Ptr(out)])
+                self.ctx.launch(names[plan.len()], one, &[crate::Arg::Ptr(dest + 8), n.into(), crate::Arg::Ptr(out)])
             },
         }
     }
