@@ -21,73 +21,71 @@ pub(crate) struct Family(pub &'static str);
 /// What an instance is made for: operator, key type and element type
 /// names as in the entry names (`""` where the family has no such axis).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) struct Instance<'a> {
-    pub op: &'a str,
-    pub key: &'a str,
-    pub ty: &'a str,
+pub(crate) struct Instance {
+    pub op: &'static str,
+    pub key: &'static str,
+    pub ty: &'static str,
 }
 
-impl<'a> Instance<'a> {
+impl Instance {
     /// An instance with an element type only.
-    pub(crate) fn of(ty: &'a str) -> Self {
+    pub(crate) fn of(ty: &'static str) -> Self {
         Instance { op: "", key: "", ty }
     }
     /// With an operator.
-    pub(crate) fn op(self, op: &'a str) -> Self {
+    pub(crate) fn op(self, op: &'static str) -> Self {
         Instance { op, ..self }
     }
     /// With a key type.
     #[allow(dead_code)] // for the by-key families
-    pub(crate) fn key(self, key: &'a str) -> Self {
+    pub(crate) fn key(self, key: &'static str) -> Self {
         Instance { key, ..self }
     }
 }
 
-fn by_family() -> &'static HashMap<&'static str, Vec<&'static HostKernel>> {
-    static INDEX: OnceLock<HashMap<&'static str, Vec<&'static HostKernel>>> = OnceLock::new();
+/// Family -> instance -> its kernels, ascending by block size. Built once;
+/// a lookup is two hash probes and a scan of at most a handful of block
+/// sizes (this is on the path of every call, so it must cost well under a
+/// microsecond: the small calls take a few).
+type Index = HashMap<&'static str, HashMap<Instance, Vec<&'static HostKernel>>>;
+
+fn index() -> &'static Index {
+    static INDEX: OnceLock<Index> = OnceLock::new();
     INDEX.get_or_init(|| {
-        let mut index: HashMap<&'static str, Vec<&'static HostKernel>> = HashMap::new();
+        let mut index = Index::new();
         for k in gpuprim_kernels::host_kernels() {
-            index.entry(k.family).or_default().push(k);
+            let what = Instance { op: k.op, key: k.key, ty: k.ty };
+            index.entry(k.family).or_default().entry(what).or_default().push(k);
+        }
+        for kernels in index.values_mut().flat_map(|m| m.values_mut()) {
+            kernels.sort_unstable_by_key(|k| k.block_size);
         }
         index
     })
 }
 
 impl Family {
-    /// Every instance of the family for `what`, at any block size.
-    fn instances<'s>(&self, what: Instance<'s>) -> impl Iterator<Item = &'static HostKernel> + 's {
-        by_family()
-            .get(self.0)
-            .into_iter()
-            .flatten()
-            .copied()
-            .filter(move |k| k.op == what.op && k.key == what.key && k.ty == what.ty)
+    /// Every instance of the family for `what`, ascending by block size.
+    fn instances(&self, what: Instance) -> &'static [&'static HostKernel] {
+        index().get(self.0).and_then(|m| m.get(&what)).map_or(&[], Vec::as_slice)
     }
 
     /// The block sizes the family is instantiated at for `what`, ascending.
-    pub(crate) fn blocks(&self, what: Instance<'_>) -> Vec<u32> {
-        let mut b: Vec<u32> = self.instances(what).map(|k| k.block_size).collect();
-        b.sort_unstable();
-        b
+    pub(crate) fn blocks(&self, what: Instance) -> Vec<u32> {
+        self.instances(what).iter().map(|k| k.block_size).collect()
     }
 
     /// Whether an instance for `what` exists at `block`.
-    pub(crate) fn has(&self, what: Instance<'_>, block: u32) -> bool {
-        self.instances(what).any(|k| k.block_size == block)
+    pub(crate) fn has(&self, what: Instance, block: u32) -> bool {
+        self.instances(what).iter().any(|k| k.block_size == block)
     }
 
     /// The instance for `what` at `block`. Errors: [`Error::Unsupported`]
     /// when the family has no instance for `what` at all (naming `task`,
     /// what the caller asked for), [`Error::UnsupportedBlockSize`] listing
     /// the sizes it has when only the block size is missing.
-    pub(crate) fn get(
-        &self,
-        what: Instance<'_>,
-        block: u32,
-        task: impl FnOnce() -> String,
-    ) -> Result<&'static HostKernel> {
-        if let Some(k) = self.instances(what).find(|k| k.block_size == block) {
+    pub(crate) fn get(&self, what: Instance, block: u32, task: impl FnOnce() -> String) -> Result<&'static HostKernel> {
+        if let Some(k) = self.instances(what).iter().find(|k| k.block_size == block) {
             return Ok(k);
         }
         let sizes = self.blocks(what);

@@ -1595,7 +1595,7 @@ impl<'c> Reducer<'c> {
     /// Every kernel `plan` launches, looked up before anything runs: a
     /// block size, element type or operator without kernels is an error
     /// here, not a failed launch halfway.
-    fn kernel_names(&self, k: Kernels, plan: &[Pass], post: Post, acc: &str) -> Result<Vec<&'static str>> {
+    fn kernel_names(&self, k: Kernels, plan: &[Pass], post: Post, acc: &'static str) -> Result<Vec<&'static str>> {
         let (family, b) = (Family(self.algorithm.kernel()), self.block);
         let mut names = Vec::with_capacity(plan.len() + 1);
         for i in 0..plan.len() {
@@ -1618,7 +1618,7 @@ impl<'c> Reducer<'c> {
     /// The error for a missing kernel of the algorithm's family for `op` on
     /// `ty` at the block size: the block sizes it has, or the algorithm
     /// that has the type, or that the operator has no kernels for it.
-    fn why_missing(&self, op: &str, ty: &str) -> Error {
+    fn why_missing(&self, op: &'static str, ty: &'static str) -> Error {
         let alg = self.algorithm;
         let what = Instance::of(ty).op(op);
         let blocks = Family(alg.kernel()).blocks(what);

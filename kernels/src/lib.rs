@@ -10,6 +10,25 @@
 //!
 //! Kernel code never touches raw CUDA intrinsics: it goes through [`gpu`], so
 //! both targets see exactly the same algorithm.
+//!
+//! # Layers
+//!
+//! Each layer uses only the ones above it in this list:
+//!
+//! | module | scope |
+//! |---|---|
+//! | [`gpu`] | the device API: indices, barriers, shuffles, shared memory, atomics, vector loads |
+//! | [`ops`] | operators as monoids ([`ops::Monoid`]), element types, [`ops::Item`] |
+//! | [`warp`] | warp scan and reductions over any monoid |
+//! | [`block`] | block scan and reduction, tiles (striped loads with an out-of-bounds fill, blocked views) |
+//! | [`single_pass`] | tile status, tickets and the decoupled look-back, for every one-pass kernel |
+//! | [`reduce`], [`scan`], ... | one folder per primitive: its kernels, its `policy` (tuning as data) and its `entries!` list |
+//! | [`lectures`] | the textbook variants, apart from the defaults |
+//!
+//! A new primitive is one folder here (kernels, `policy.rs`, an `entries!`
+//! list and a `register` line in [`host_kernels`]), one host file in
+//! `gpuprim` (builder, plan, `Context` one-liners), one test file and one
+//! bench-case file.
 #![no_std]
 #![cfg_attr(
     target_arch = "nvptx64",
