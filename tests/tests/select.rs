@@ -138,7 +138,8 @@ fn predicate<T>(code: usize, t: T) -> Predicate<T> {
 /// Sizes around tiles of `tile` items: edges and up to a few tiles on the
 /// emulator; on the GPU also large ones.
 fn sizes(ctx: &Context, tile: usize) -> BoxedStrategy<usize> {
-    let edges = vec![1, 2, 31, 32, 33, 255, 256, 257, tile - 1, tile, tile + 1, 2 * tile - 1, 2 * tile + 1, 3 * tile + 7];
+    let edges =
+        vec![1, 2, 31, 32, 33, 255, 256, 257, tile - 1, tile, tile + 1, 2 * tile - 1, 2 * tile + 1, 3 * tile + 7];
     if ctx.backend() == BackendKind::Cuda {
         let big = vec![tile * tile - 1, tile * tile + 1, (1 << 24) + 3, (1 << 26) - 1];
         prop_oneof![
@@ -332,7 +333,9 @@ fn every_type(ctx: &Context, op: Op) {
 
 backend_test!(select_if_matches_the_cpu_for_every_type_and_predicate, |ctx| { every_type(ctx, Op::If) });
 backend_test!(select_flagged_matches_the_cpu_for_every_type, |ctx| { every_type(ctx, Op::Flagged) });
-backend_test!(partition_puts_the_rejected_last_in_reverse_order_for_every_type, |ctx| { every_type(ctx, Op::Partition) });
+backend_test!(partition_puts_the_rejected_last_in_reverse_order_for_every_type, |ctx| {
+    every_type(ctx, Op::Partition)
+});
 backend_test!(three_way_partition_matches_the_cpu_for_every_type, |ctx| { every_type(ctx, Op::ThreeWay) });
 backend_test!(unique_keeps_the_first_of_every_run_for_every_type, |ctx| { every_type(ctx, Op::Unique) });
 
