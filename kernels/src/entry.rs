@@ -29,7 +29,7 @@
 /// ```
 /// Each line names a family, its parameters and the generic function an
 /// instance calls, then the axes it is instantiated over: operators
-/// (`ops`, optional), key types (`keys`, optional; only with `ops`),
+/// (`ops`, optional), key types (`keys`, optional; with or without `ops`),
 /// element types (`types`, optional) and block sizes. Inside the argument
 /// list and generics, `Op`, `K`, `T` and `B` name the instance's operator,
 /// key type, element type and block size. The instance is named
@@ -50,6 +50,13 @@ macro_rules! entries {
         $($rest:tt)*
     ) => {
         entries!(@ops $mode, $fam $args, $func [$($g),*], [$(($op = $Op)),*], [()], [$(($T)),*], $blocks);
+        entries!(@lines $mode; $($rest)*);
+    };
+    (@lines $mode:tt; $fam:ident $args:tt => $func:ident :: < $($g:tt),* > ;
+        keys [$($K:ident),* $(,)?] types [$($T:ident),* $(,)?] blocks $blocks:tt ;
+        $($rest:tt)*
+    ) => {
+        entries!(@ops $mode, $fam $args, $func [$($g),*], [()], [$(($K)),*], [$(($T)),*], $blocks);
         entries!(@lines $mode; $($rest)*);
     };
     (@lines $mode:tt; $fam:ident $args:tt => $func:ident :: < $($g:tt),* > ;

@@ -59,6 +59,7 @@ pub mod lectures;
 pub mod ops;
 pub mod reduce;
 pub mod scan;
+pub mod select;
 pub mod single_pass;
 // Kernels that misbehave on purpose, for the emulator's tests; only with
 // the `testing` feature, so they are not shipped.
@@ -81,6 +82,7 @@ pub fn host_kernels() -> &'static [HostKernel] {
         let mut v = std::vec::Vec::new();
         reduce::register(&mut v);
         scan::register(&mut v);
+        select::register(&mut v);
         lectures::register(&mut v);
         #[cfg(feature = "testing")]
         testing::register(&mut v);

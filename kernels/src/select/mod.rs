@@ -1,0 +1,746 @@
+//! Stream compaction: select, partition (two- and three-way) and unique,
+//! in one pass over the input with the decoupled look-back
+//! ([`crate::single_pass`]).
+//!
+//! Every family is one generic kernel, [`select_tiles`], with two traits
+//! that say what varies:
+//!
+//! * [`Classify`]: which class each item is in (first, second, or
+//!   neither): a built-in comparison against a threshold ([`Compare`],
+//!   its comparison a runtime code, one branch uniform over the launch),
+//!   two of them ([`CompareTwo`]), a flags array ([`Flagged`]), or "differs
+//!   from the item before" ([`Differs`], for unique);
+//! * [`Layout`]: where the classes go: the first class only ([`Select`]),
+//!   the first class in order followed by the rest in *reverse* input
+//!   order in the same output ([`Partition`], as CUB's `DevicePartition`),
+//!   or three outputs each in order ([`ThreeWay`]).
+//!
+//! One block per tile of `B x ITEMS` items:
+//!
+//! ```text
+//! global  |x0 x1 ... |            striped 16-byte loads -> shared (the tile)
+//! thread t: items t*ITEMS .. +ITEMS  -> class masks (1 bit per item), counts
+//! block:  exclusive scan of the counts (both classes in one u32: c1 | c2 << 16)
+//!         tile total -> publish AGGREGATE -> look-back -> counts before the tile
+//! thread t: the index of each of its items -> its slot in the tile's
+//!           compacted order (shared):
+//!           [ first class | second class | rest (or rest reversed) ]
+//! block:  slot i -> output position (before + i): contiguous, coalesced
+//!         runs, one per output region
+//! ```
+//! The tile's aggregate is the count of its first-class items (`u64`, so
+//! more than 2^32 items work), or a pair of counts for three-way. The
+//! last tile writes the total count(s) to `count`.
+//!
+//! By key ([`unique_by_key`]): tiles are cut by the keys; each selected
+//! slot's value is read from global memory at its index (the indices
+//! increase along a run of slots, so a warp's reads are nearly contiguous)
+//! and written beside its key.
+//!
+//! **Order.** Selected items keep their input order; so does each class of
+//! the three-way partition. The rejected items of [`Partition`] are in
+//! reverse input order at the end of the output: the item with the `r`-th
+//! rejected index (from 0) goes to `out[n - 1 - r]`.
+//!
+//! **Floats** compare as IEEE numbers: a NaN is never equal to anything, so
+//! `Less`, `Equal`, ... are false for it and `NotEqual` is true, and in
+//! [`Differs`] (unique) every NaN starts a new run; `-0.0 == 0.0`.
+
+pub mod policy;
+
+use crate::block::WARP_SLOTS;
+use crate::block::scan::exclusive_scan;
+use crate::block::tile::{pad_every, read_items, stage_tile_unsynced, tile_slots};
+use crate::gpu::{self, Shared, global};
+use crate::ops::{Element, Item, Monoid, Sum};
+use crate::single_pass::{
+    LookBackSmem, TileStatus, clear_words, exclusive_prefix, from_words, look_back_smem_bytes, publish_aggregate,
+};
+use core::mem::size_of;
+
+/// Comparison codes of [`Compare`]: `x < t`.
+pub const LESS: u32 = 0;
+/// `x <= t`.
+pub const LESS_EQUAL: u32 = 1;
+/// `x > t`.
+pub const GREATER: u32 = 2;
+/// `x >= t`.
+pub const GREATER_EQUAL: u32 = 3;
+/// `x == t`.
+pub const EQUAL: u32 = 4;
+/// `x != t`.
+pub const NOT_EQUAL: u32 = 5;
+
+/// Which class each of a thread's items is in.
+pub trait Classify<T: Item>: Copy {
+    /// Bit `j` of the first mask: item `thread_idx * ITEMS + j` of the
+    /// staged tile (starting at input index `start`) is in the first
+    /// class; of the second mask: in the second. Bits at and above `valid`
+    /// (items past the input's end) are ignored by the caller, and the
+    /// second mask is only read where the first has no bit.
+    ///
+    /// # Safety
+    /// After the tile's staging barrier; `tile` is the staged tile.
+    unsafe fn classify<const ITEMS: usize>(&self, tile: Shared<T>, start: u64, valid: u32) -> (u32, u32);
+}
+
+/// Where the classes go.
+pub trait Layout: Copy {
+    /// The tile aggregate: the count of first-class items, or both counts.
+    type Agg: Item;
+    /// How aggregates combine (addition).
+    type AggOp: Monoid<Self::Agg>;
+    /// Classes counted: 1 or 2.
+    const WAYS: u32;
+    /// Where items in neither class go.
+    const REST: Rest;
+    /// The aggregate of a tile whose block total is `packed` (first-class
+    /// count in the low 16 bits, second-class in the high).
+    fn agg(packed: u32) -> Self::Agg;
+    /// The counts of an aggregate: (first class, second class).
+    fn split(a: Self::Agg) -> (u64, u64);
+}
+
+/// Where the items in neither class go.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Rest {
+    /// Nowhere.
+    Drop,
+    /// To the end of the first output, in reverse input order.
+    Reversed,
+    /// To the third output, in input order.
+    Own,
+}
+
+/// Select: the first class, in order, to the first output.
+#[derive(Clone, Copy)]
+pub struct Select;
+/// Partition: the first class in order, then the rest in reverse order, in
+/// the first output.
+#[derive(Clone, Copy)]
+pub struct Partition;
+/// Three-way partition: the first class, the second and the rest, each in
+/// order, to three outputs.
+#[derive(Clone, Copy)]
+pub struct ThreeWay;
+
+/// Sum of pairs of counts (three-way aggregates).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PairSum;
+
+impl Monoid<(u64, u64)> for PairSum {
+    const COMMUTATIVE: bool = true;
+    #[inline(always)]
+    fn identity() -> (u64, u64) {
+        (0, 0)
+    }
+    #[inline(always)]
+    fn combine(a: (u64, u64), b: (u64, u64)) -> (u64, u64) {
+        (a.0.wrapping_add(b.0), a.1.wrapping_add(b.1))
+    }
+}
+
+impl Layout for Select {
+    type Agg = u64;
+    type AggOp = Sum;
+    const WAYS: u32 = 1;
+    const REST: Rest = Rest::Drop;
+    #[inline(always)]
+    fn agg(packed: u32) -> u64 {
+        (packed & 0xFFFF) as u64
+    }
+    #[inline(always)]
+    fn split(a: u64) -> (u64, u64) {
+        (a, 0)
+    }
+}
+
+impl Layout for Partition {
+    type Agg = u64;
+    type AggOp = Sum;
+    const WAYS: u32 = 1;
+    const REST: Rest = Rest::Reversed;
+    #[inline(always)]
+    fn agg(packed: u32) -> u64 {
+        (packed & 0xFFFF) as u64
+    }
+    #[inline(always)]
+    fn split(a: u64) -> (u64, u64) {
+        (a, 0)
+    }
+}
+
+impl Layout for ThreeWay {
+    type Agg = (u64, u64);
+    type AggOp = PairSum;
+    const WAYS: u32 = 2;
+    const REST: Rest = Rest::Own;
+    #[inline(always)]
+    fn agg(packed: u32) -> (u64, u64) {
+        ((packed & 0xFFFF) as u64, (packed >> 16) as u64)
+    }
+    #[inline(always)]
+    fn split(a: (u64, u64)) -> (u64, u64) {
+        a
+    }
+}
+
+/// Bit `j` set where `f(items[j])`.
+#[inline(always)]
+fn mask_of<T: Copy, const ITEMS: usize>(items: &[T; ITEMS], f: impl Fn(T) -> bool) -> u32 {
+    let mut m = 0u32;
+    for (j, &x) in items.iter().enumerate() {
+        m |= (f(x) as u32) << j;
+    }
+    m
+}
+
+/// `x <op> threshold` for a runtime comparison code (see [`LESS`] ..
+/// [`NOT_EQUAL`]; an unknown code selects nothing).
+#[derive(Clone, Copy)]
+pub struct Compare<T> {
+    pub code: u32,
+    pub threshold: T,
+}
+
+impl<T: Element> Compare<T> {
+    /// The mask of `items` that satisfy the comparison. The match is on a
+    /// launch-wide value, so every thread takes the same arm: one uniform
+    /// branch, and a loop without branches in each arm.
+    #[inline(always)]
+    fn mask<const ITEMS: usize>(&self, items: &[T; ITEMS]) -> u32 {
+        let t = self.threshold;
+        match self.code {
+            LESS => mask_of(items, |x| x < t),
+            LESS_EQUAL => mask_of(items, |x| x <= t),
+            GREATER => mask_of(items, |x| x > t),
+            GREATER_EQUAL => mask_of(items, |x| x >= t),
+            EQUAL => mask_of(items, |x| x == t),
+            NOT_EQUAL => mask_of(items, |x| x != t),
+            _ => 0,
+        }
+    }
+}
+
+impl<T: Element> Classify<T> for Compare<T> {
+    #[inline(always)]
+    unsafe fn classify<const ITEMS: usize>(&self, tile: Shared<T>, _start: u64, _valid: u32) -> (u32, u32) {
+        // SAFETY: after the staging barrier (caller).
+        let items = unsafe { read_items::<T, Sum, ITEMS>(tile) };
+        (self.mask(&items), 0)
+    }
+}
+
+/// Two comparisons: the first class satisfies `first`, the second
+/// satisfies `second` but not `first`.
+#[derive(Clone, Copy)]
+pub struct CompareTwo<T> {
+    pub first: Compare<T>,
+    pub second: Compare<T>,
+}
+
+impl<T: Element> Classify<T> for CompareTwo<T> {
+    #[inline(always)]
+    unsafe fn classify<const ITEMS: usize>(&self, tile: Shared<T>, _start: u64, _valid: u32) -> (u32, u32) {
+        // SAFETY: after the staging barrier (caller).
+        let items = unsafe { read_items::<T, Sum, ITEMS>(tile) };
+        (self.first.mask(&items), self.second.mask(&items))
+    }
+}
+
+/// The first class: items whose byte in `flags` (one per input item) is
+/// not zero.
+#[derive(Clone, Copy)]
+pub struct Flagged {
+    pub flags: *const u8,
+}
+
+impl<T: Item> Classify<T> for Flagged {
+    #[inline(always)]
+    unsafe fn classify<const ITEMS: usize>(&self, _tile: Shared<T>, start: u64, valid: u32) -> (u32, u32) {
+        let at = start + (gpu::thread_idx() as usize * ITEMS) as u64;
+        let p = self.flags.wrapping_add(at as usize);
+        let mut m = 0u32;
+        // SAFETY (loads): the `valid` bytes from `at` lie inside `flags`,
+        // which holds one byte per input item.
+        if valid as usize == ITEMS && ITEMS.is_multiple_of(16) && (p as usize).is_multiple_of(16) {
+            // A thread's flags are consecutive: 16 of them per 16-byte load
+            // (a warp reads 512 contiguous bytes per instruction).
+            for c in 0..ITEMS / 16 {
+                let v: [u32; 4] = unsafe { global::load_vec::<u32, 4>(p.add(16 * c) as *const u32) };
+                for (w, word) in v.iter().enumerate() {
+                    m |= byte_mask(*word) << (16 * c + 4 * w);
+                }
+            }
+        } else if valid as usize == ITEMS && ITEMS.is_multiple_of(4) && (p as usize).is_multiple_of(4) {
+            for w in 0..ITEMS / 4 {
+                let word: u32 = unsafe { global::load(p.add(4 * w) as *const u32) };
+                m |= byte_mask(word) << (4 * w);
+            }
+        } else {
+            for j in 0..ITEMS {
+                if (j as u32) < valid {
+                    m |= ((unsafe { global::load(p.add(j)) } != 0) as u32) << j;
+                }
+            }
+        }
+        (m, 0)
+    }
+}
+
+/// Bit `b` (of 4) set where byte `b` of `w` is not zero.
+#[inline(always)]
+fn byte_mask(w: u32) -> u32 {
+    let mut m = 0;
+    for b in 0..4 {
+        m |= (((w >> (8 * b)) & 0xFF != 0) as u32) << b;
+    }
+    m
+}
+
+/// The first class: the first item of the input and every item that
+/// differs (`!=`) from the one before it. The item before a tile comes
+/// from global memory (`input`, the tiles' own input).
+#[derive(Clone, Copy)]
+pub struct Differs<T> {
+    pub input: *const T,
+}
+
+impl<T: Element> Classify<T> for Differs<T> {
+    #[inline(always)]
+    unsafe fn classify<const ITEMS: usize>(&self, tile: Shared<T>, start: u64, _valid: u32) -> (u32, u32) {
+        let tid = gpu::thread_idx() as usize;
+        // SAFETY: after the staging barrier (caller); the shared index is
+        // inside the tile, the global one inside the input (start > 0).
+        let items = unsafe { read_items::<T, Sum, ITEMS>(tile) };
+        let before = if tid > 0 {
+            Some(unsafe { tile.load(slot::<T, ITEMS>(tid * ITEMS - 1)) })
+        } else if start > 0 {
+            Some(unsafe { global::load(self.input.add(start as usize - 1)) })
+        } else {
+            None
+        };
+        let mut m = match before {
+            Some(b) => (items[0] != b) as u32,
+            None => 1,
+        };
+        for j in 1..ITEMS {
+            m |= ((items[j] != items[j - 1]) as u32) << j;
+        }
+        (m, 0)
+    }
+}
+
+/// The shared-memory slot of tile element `i` (the tile's padding, see
+/// [`crate::block::tile::pad_every`]).
+#[inline(always)]
+fn slot<T, const ITEMS: usize>(i: usize) -> usize {
+    i + i / pad_every::<T>(ITEMS)
+}
+
+const fn round16(b: usize) -> usize {
+    b.div_ceil(16) * 16
+}
+
+/// Byte offsets in shared memory of (the index array, the look-back's
+/// storage, the end) for tiles of `b x items` elements of `T` and
+/// aggregates of `A`.
+const fn smem_layout<T, A>(b: u32, items: usize) -> (usize, usize, usize) {
+    let idx = round16(tile_slots::<T>(b, items) * size_of::<T>());
+    let look = idx + round16((b as usize * items + WARP_SLOTS) * 4);
+    (idx, look, look + round16(look_back_smem_bytes::<A>()))
+}
+
+/// Dynamic shared memory (bytes) of a select kernel at block size `b` with
+/// tiles cut by `T` (the keys of `unique_by_key`): the staged tile, one
+/// 4-byte index per item plus the block scan's warp slots, and the
+/// look-back's storage (sized for the three-way pair of counts, the
+/// largest aggregate).
+pub const fn smem_bytes<T>(b: u32) -> usize {
+    smem_layout::<T, (u64, u64)>(b, policy::items::<T>()).2
+}
+
+/// Bytes of single-pass status for `tiles` tiles: the ticket and, per
+/// tile, the status words of a count (`ways` = 1) or a pair of counts
+/// (`ways` = 2).
+pub const fn status_bytes(ways: u32, tiles: u64) -> u64 {
+    if ways == 2 {
+        crate::single_pass::status_bytes::<(u64, u64)>(tiles)
+    } else {
+        crate::single_pass::status_bytes::<u64>(tiles)
+    }
+}
+
+/// The shared memory of [`select_tiles`], carved.
+struct SelectSmem<T, A> {
+    tile: Shared<T>,
+    idx: Shared<u32>,
+    warps: Shared<u32>,
+    look: LookBackSmem<A>,
+}
+
+impl<T: Item, A: Item> SelectSmem<T, A> {
+    #[inline(always)]
+    fn carve<const B: u32, const ITEMS: usize>() -> Self {
+        let (idx, look, _) = smem_layout::<T, A>(B, ITEMS);
+        let base = Shared::<u8>::dynamic();
+        let idx = base.after::<u32>(idx);
+        SelectSmem {
+            tile: base.after::<T>(0),
+            idx,
+            warps: idx.after::<u32>(B as usize * ITEMS),
+            look: LookBackSmem::carve(base.after::<A>(look)),
+        }
+    }
+}
+
+/// The output pointers of one launch: the first class, the second, the
+/// rest (null where the layout has no such output), and for
+/// [`unique_by_key`] the values and their output (`V = ()` without).
+#[derive(Clone, Copy)]
+pub struct Outputs<T, V> {
+    pub first: *mut T,
+    pub second: *mut T,
+    pub rest: *mut T,
+    pub values: *const V,
+    pub values_out: *mut V,
+}
+
+/// The stream-compaction kernel: one tile of `B x ITEMS` items per block,
+/// single pass with decoupled look-back; see the [module docs](self).
+/// `count` receives, from the last tile, the number of first-class items
+/// (and for [`ThreeWay`] the number of second-class ones after it).
+///
+/// Shared memory: [`smem_bytes`]`::<T>(B)`; `temp`: the zeroed status of
+/// `ceil(n / (B * ITEMS))` tiles ([`status_bytes`]`(L::WAYS, tiles)`);
+/// `spare`/`spare_words`: the other half of double-buffered status storage,
+/// zeroed here for the next launch.
+///
+/// # Safety
+/// `input` holds `n > 0` items; each output holds `n` items (the first and
+/// rest outputs where the layout writes them, the second for
+/// [`ThreeWay`]; `values` and `values_out` `n` values when `V` is not
+/// `()`); `count` holds `L::WAYS` words; one block per tile; `temp` and
+/// `spare` as above and disjoint.
+#[inline(always)]
+pub unsafe fn select_tiles<T: Element, V: Copy, C: Classify<T>, L: Layout, const B: u32, const ITEMS: usize>(
+    input: *const T,
+    n: u64,
+    classify: C,
+    out: Outputs<T, V>,
+    count: *mut u64,
+    temp: *mut u64,
+    spare: *mut u64,
+    spare_words: u64,
+) {
+    const {
+        assert!(ITEMS <= 32, "one mask bit per item");
+        assert!(B as usize * ITEMS < 1 << 16, "tile counts travel in 16 bits");
+    };
+    // SAFETY: the caller's contract on `spare`.
+    unsafe { clear_words::<B>(spare, spare_words) };
+    let tid = gpu::thread_idx();
+    let tile_len = B as u64 * ITEMS as u64;
+    let status = TileStatus::<L::Agg>::new(temp);
+    let smem = SelectSmem::<T, L::Agg>::carve::<B, ITEMS>();
+    // SAFETY (shared accesses): inside the carved regions; (global) the
+    // tile overlaps 0..n, outputs are written below their length (see each
+    // store); (status) tiles below the tile count, each (tile, flag)
+    // published once, by thread 0.
+    let tile = unsafe { status.take_ticket(smem.look.ticket) };
+    let start = tile as u64 * tile_len;
+    let m = if n - start < tile_len { (n - start) as u32 } else { tile_len as u32 };
+    // Padding past the input's end is never classified (the masks stop at
+    // `valid`); `Sum` only names the fill value.
+    unsafe { stage_tile_unsynced::<T, Sum, B, ITEMS>(input, n, start, smem.tile) };
+    gpu::sync_threads();
+
+    let first = tid * ITEMS as u32;
+    let valid = if first >= m { 0 } else { Ord::min(m - first, ITEMS as u32) };
+    let keep = if valid >= 32 { u32::MAX } else { (1u32 << valid) - 1 };
+    let (c1, c2) = unsafe { classify.classify::<ITEMS>(smem.tile, start, valid) };
+    let c1 = c1 & keep;
+    let c2 = if L::WAYS == 2 { c2 & keep & !c1 } else { 0 };
+    let (before_me, total) = exclusive_scan::<u32, Sum, B>(c1.count_ones() | c2.count_ones() << 16, smem.warps);
+    let aggregate = L::agg(total);
+    unsafe { publish_aggregate(&status, tile, aggregate) };
+    let prefix = unsafe { exclusive_prefix::<L::Agg, L::AggOp, B>(&status, tile, aggregate, &smem.look) };
+
+    // Each item's slot in the tile's compacted order.
+    let (s1, s2) = (total & 0xFFFF, total >> 16);
+    let (mut p1, mut p2) = (before_me & 0xFFFF, before_me >> 16);
+    // Items of neither class before this thread's first (all valid).
+    let mut p3 = Ord::min(first, m) - p1 - p2;
+    for j in 0..ITEMS {
+        if (j as u32) < valid {
+            let bit = 1u32 << j;
+            let at = if c1 & bit != 0 {
+                p1 += 1;
+                Some(p1 - 1)
+            } else if c2 & bit != 0 {
+                p2 += 1;
+                Some(s1 + p2 - 1)
+            } else {
+                p3 += 1;
+                match L::REST {
+                    Rest::Drop => None,
+                    Rest::Reversed => Some(m - p3),
+                    Rest::Own => Some(s1 + s2 + p3 - 1),
+                }
+            };
+            if let Some(at) = at {
+                unsafe { smem.idx.store(at as usize, first + j as u32) };
+            }
+        }
+    }
+    gpu::sync_threads();
+
+    // Slot i to its output: contiguous runs, striped over the block.
+    let (b1, b2) = L::split(prefix);
+    let b3 = start - b1 - b2;
+    let limit = if L::REST == Rest::Drop { s1 + s2 } else { m };
+    for k in 0..ITEMS {
+        let i = k as u32 * B + tid;
+        if i < limit {
+            let src = unsafe { smem.idx.load(i as usize) };
+            let v = unsafe { smem.tile.load(slot::<T, ITEMS>(src as usize)) };
+            let (p, at) = if i < s1 {
+                (out.first, b1 + i as u64)
+            } else if i < s1 + s2 {
+                (out.second, b2 + (i - s1) as u64)
+            } else if L::REST == Rest::Reversed {
+                // Rejected rank b3 + (m - 1 - i) goes to n - 1 - rank.
+                (out.first, n - b3 - m as u64 + i as u64)
+            } else {
+                (out.rest, b3 + (i - s1 - s2) as u64)
+            };
+            unsafe { global::store(p.add(at as usize), v) };
+            if size_of::<V>() != 0 {
+                let value = unsafe { global::load(out.values.add((start + src as u64) as usize)) };
+                unsafe { global::store(out.values_out.add(at as usize), value) };
+            }
+        }
+    }
+    if tid == 0 && tile == gpu::grid_dim() - 1 {
+        unsafe { global::store(count, b1 + s1 as u64) };
+        if L::WAYS == 2 {
+            unsafe { global::store(count.add(1), b2 + s2 as u64) };
+        }
+    }
+}
+
+/// The items `x` with `x <code> threshold` ([`LESS`] ..), in order, to
+/// `out`; their number to `count[0]`. `threshold` holds the value's bytes
+/// ([`crate::single_pass::to_words`]).
+///
+/// # Safety
+/// As [`select_tiles`].
+pub unsafe fn select_if<T: Element, const B: u32, const ITEMS: usize>(
+    input: *const T,
+    n: u64,
+    out: *mut T,
+    count: *mut u64,
+    code: u32,
+    threshold: u64,
+    temp: *mut u64,
+    spare: *mut u64,
+    spare_words: u64,
+) {
+    let rule = Compare { code, threshold: from_words::<T>([threshold, 0]) };
+    let out = Outputs::<T, ()> { first: out, ..no_outputs() };
+    // SAFETY: forwarded.
+    unsafe { select_tiles::<T, (), _, Select, B, ITEMS>(input, n, rule, out, count, temp, spare, spare_words) }
+}
+
+/// [`select_if`]'s items first, then the others in reverse input order,
+/// all in `out`; the number selected to `count[0]`.
+///
+/// # Safety
+/// As [`select_tiles`].
+pub unsafe fn partition_if<T: Element, const B: u32, const ITEMS: usize>(
+    input: *const T,
+    n: u64,
+    out: *mut T,
+    count: *mut u64,
+    code: u32,
+    threshold: u64,
+    temp: *mut u64,
+    spare: *mut u64,
+    spare_words: u64,
+) {
+    let rule = Compare { code, threshold: from_words::<T>([threshold, 0]) };
+    let out = Outputs::<T, ()> { first: out, ..no_outputs() };
+    // SAFETY: forwarded.
+    unsafe { select_tiles::<T, (), _, Partition, B, ITEMS>(input, n, rule, out, count, temp, spare, spare_words) }
+}
+
+/// Items satisfying the first comparison to `first`, the others satisfying
+/// the second to `second`, the rest to `rest`, each in order; the first two
+/// counts to `count[0..2]`.
+///
+/// # Safety
+/// As [`select_tiles`].
+pub unsafe fn partition_three_way<T: Element, const B: u32, const ITEMS: usize>(
+    input: *const T,
+    n: u64,
+    first: *mut T,
+    second: *mut T,
+    rest: *mut T,
+    count: *mut u64,
+    code1: u32,
+    threshold1: u64,
+    code2: u32,
+    threshold2: u64,
+    temp: *mut u64,
+    spare: *mut u64,
+    spare_words: u64,
+) {
+    let rule = CompareTwo {
+        first: Compare { code: code1, threshold: from_words::<T>([threshold1, 0]) },
+        second: Compare { code: code2, threshold: from_words::<T>([threshold2, 0]) },
+    };
+    let out = Outputs::<T, ()> { first, second, rest, ..no_outputs() };
+    // SAFETY: forwarded.
+    unsafe { select_tiles::<T, (), _, ThreeWay, B, ITEMS>(input, n, rule, out, count, temp, spare, spare_words) }
+}
+
+/// The items whose byte in `flags` is not zero, in order, to `out`; their
+/// number to `count[0]`.
+///
+/// # Safety
+/// As [`select_tiles`]; `flags` holds `n` bytes.
+pub unsafe fn select_flagged<T: Element, const B: u32, const ITEMS: usize>(
+    input: *const T,
+    flags: *const u8,
+    n: u64,
+    out: *mut T,
+    count: *mut u64,
+    temp: *mut u64,
+    spare: *mut u64,
+    spare_words: u64,
+) {
+    let out = Outputs::<T, ()> { first: out, ..no_outputs() };
+    // SAFETY: forwarded.
+    unsafe {
+        select_tiles::<T, (), _, Select, B, ITEMS>(input, n, Flagged { flags }, out, count, temp, spare, spare_words)
+    }
+}
+
+/// The first item of every run of equal (`==`) consecutive items, in order,
+/// to `out`; their number to `count[0]`.
+///
+/// # Safety
+/// As [`select_tiles`].
+pub unsafe fn unique<T: Element, const B: u32, const ITEMS: usize>(
+    input: *const T,
+    n: u64,
+    out: *mut T,
+    count: *mut u64,
+    temp: *mut u64,
+    spare: *mut u64,
+    spare_words: u64,
+) {
+    let out = Outputs::<T, ()> { first: out, ..no_outputs() };
+    // SAFETY: forwarded.
+    unsafe {
+        select_tiles::<T, (), _, Select, B, ITEMS>(input, n, Differs { input }, out, count, temp, spare, spare_words)
+    }
+}
+
+/// [`unique`] on `keys`, with each selected key's value beside it: the
+/// first (key, value) of every run of equal consecutive keys.
+///
+/// # Safety
+/// As [`select_tiles`]; `values` and `values_out` hold `n` values.
+pub unsafe fn unique_by_key<K: Element, V: Copy, const B: u32, const ITEMS: usize>(
+    keys: *const K,
+    values: *const V,
+    n: u64,
+    keys_out: *mut K,
+    values_out: *mut V,
+    count: *mut u64,
+    temp: *mut u64,
+    spare: *mut u64,
+    spare_words: u64,
+) {
+    let out =
+        Outputs { first: keys_out, second: core::ptr::null_mut(), rest: core::ptr::null_mut(), values, values_out };
+    // SAFETY: forwarded.
+    unsafe {
+        select_tiles::<K, V, _, Select, B, ITEMS>(
+            keys,
+            n,
+            Differs { input: keys },
+            out,
+            count,
+            temp,
+            spare,
+            spare_words,
+        )
+    }
+}
+
+#[inline(always)]
+fn no_outputs<T>() -> Outputs<T, ()> {
+    Outputs {
+        first: core::ptr::null_mut(),
+        second: core::ptr::null_mut(),
+        rest: core::ptr::null_mut(),
+        values: core::ptr::null(),
+        values_out: core::ptr::null_mut(),
+    }
+}
+
+entries! {
+    select_if(input: *const T, n: u64, out: *mut T, count: *mut u64, code: u32, threshold: u64,
+              temp: *mut u64, spare: *mut u64, spare_words: u64)
+        => select_if::<T, {B}, { policy::items::<T>() }>;
+        types [i32, u32, i64, u64, f32, f64] blocks [256];
+    partition_if(input: *const T, n: u64, out: *mut T, count: *mut u64, code: u32, threshold: u64,
+                 temp: *mut u64, spare: *mut u64, spare_words: u64)
+        => partition_if::<T, {B}, { policy::items::<T>() }>;
+        types [i32, u32, i64, u64, f32, f64] blocks [256];
+    partition_three_way(input: *const T, n: u64, first: *mut T, second: *mut T, rest: *mut T, count: *mut u64,
+                        code1: u32, threshold1: u64, code2: u32, threshold2: u64,
+                        temp: *mut u64, spare: *mut u64, spare_words: u64)
+        => partition_three_way::<T, {B}, { policy::items::<T>() }>;
+        types [i32, u32, i64, u64, f32, f64] blocks [256];
+    select_flagged(input: *const T, flags: *const u8, n: u64, out: *mut T, count: *mut u64,
+                   temp: *mut u64, spare: *mut u64, spare_words: u64)
+        => select_flagged::<T, {B}, { policy::items::<T>() }>;
+        types [i32, u32, i64, u64, f32, f64] blocks [256];
+    unique(input: *const T, n: u64, out: *mut T, count: *mut u64, temp: *mut u64, spare: *mut u64, spare_words: u64)
+        => unique::<T, {B}, { policy::items::<T>() }>;
+        types [i32, u32, i64, u64, f32, f64] blocks [256];
+    unique_by_key(keys: *const K, values: *const T, n: u64, keys_out: *mut K, values_out: *mut T, count: *mut u64,
+                  temp: *mut u64, spare: *mut u64, spare_words: u64)
+        => unique_by_key::<K, T, {B}, { policy::items::<K>() }>;
+        keys [u32, u64, i64] types [i32, u32, i64, u64, f32, f64] blocks [256];
+    // Small tiles (512 four-byte items, 256 eight-byte ones at 32 threads),
+    // so that the tests can run hundreds of tiles on the emulator and make
+    // the look-back cross many windows.
+    select_if(input: *const T, n: u64, out: *mut T, count: *mut u64, code: u32, threshold: u64,
+              temp: *mut u64, spare: *mut u64, spare_words: u64)
+        => select_if::<T, {B}, { policy::items::<T>() }>;
+        types [i32, f64] blocks [32];
+    partition_if(input: *const T, n: u64, out: *mut T, count: *mut u64, code: u32, threshold: u64,
+                 temp: *mut u64, spare: *mut u64, spare_words: u64)
+        => partition_if::<T, {B}, { policy::items::<T>() }>;
+        types [i32, f64] blocks [32];
+    partition_three_way(input: *const T, n: u64, first: *mut T, second: *mut T, rest: *mut T, count: *mut u64,
+                        code1: u32, threshold1: u64, code2: u32, threshold2: u64,
+                        temp: *mut u64, spare: *mut u64, spare_words: u64)
+        => partition_three_way::<T, {B}, { policy::items::<T>() }>;
+        types [i32, f64] blocks [32];
+    select_flagged(input: *const T, flags: *const u8, n: u64, out: *mut T, count: *mut u64,
+                   temp: *mut u64, spare: *mut u64, spare_words: u64)
+        => select_flagged::<T, {B}, { policy::items::<T>() }>;
+        types [i32, f64] blocks [32];
+    unique(input: *const T, n: u64, out: *mut T, count: *mut u64, temp: *mut u64, spare: *mut u64, spare_words: u64)
+        => unique::<T, {B}, { policy::items::<T>() }>;
+        types [i32, f64] blocks [32];
+    unique_by_key(keys: *const K, values: *const T, n: u64, keys_out: *mut K, values_out: *mut T, count: *mut u64,
+                  temp: *mut u64, spare: *mut u64, spare_words: u64)
+        => unique_by_key::<K, T, {B}, { policy::items::<K>() }>;
+        keys [u32, u64] types [i32, f64] blocks [32];
+}
