@@ -35,6 +35,7 @@ extern crate std;
 #[macro_use]
 mod entry;
 pub mod block;
+pub mod by_key;
 pub mod gpu;
 pub mod lectures;
 pub mod ops;
@@ -62,6 +63,7 @@ pub fn host_kernels() -> &'static [HostKernel] {
         let mut v = std::vec::Vec::new();
         reduce::register(&mut v);
         scan::register(&mut v);
+        by_key::register(&mut v);
         lectures::register(&mut v);
         #[cfg(feature = "testing")]
         testing::register(&mut v);
