@@ -30,6 +30,7 @@
 
 pub mod artifact;
 pub mod backend;
+pub mod by_key;
 mod buffer;
 mod context;
 mod error;
@@ -40,6 +41,7 @@ mod single_pass;
 
 pub use backend::BackendKind;
 pub use backend::emu::{EmuConfig, Fault, FaultKind};
+pub use by_key::{ByKey, ByKeyTemp, RunCount};
 pub use buffer::{DeviceBuffer, DeviceInput, DeviceOutput, DeviceRepr, DeviceSlice, DeviceSliceMut, Scalar, WideRepr};
 pub use context::{Context, Event, LaunchConfig};
 /// The cudarc version gpuprim is built with, for its stream and memory types.
