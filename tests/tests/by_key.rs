@@ -43,7 +43,7 @@ trait Key: Scalar + PartialEq {
     fn of(v: u64) -> Self;
 }
 macro_rules! keys {
-    ($($t:ty),*) => {$( impl Key for $t { fn of(v: u64) -> Self { v as $t - 3 as $t } } )*};
+    ($($t:ty),*) => {$( impl Key for $t { fn of(v: u64) -> Self { (v as i64 - 2) as $t } } )*};
 }
 keys!(u32, u64, i32, i64, f32, f64);
 
