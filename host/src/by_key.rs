@@ -70,8 +70,8 @@ use crate::kernel::{Family, Instance};
 use crate::scan::ScanOp;
 use crate::single_pass::{Halves, Region};
 use gpuprim_kernels::by_key::{policy, smem_bytes};
-use gpuprim_kernels::{Arg, HostKernel};
 use gpuprim_kernels::single_pass::{status_bytes, to_words};
+use gpuprim_kernels::{Arg, HostKernel};
 
 /// Threads per block of the by-key kernels unless [`ByKey::block_size`]
 /// says otherwise (the only size they are all instantiated at).
@@ -481,7 +481,8 @@ impl<'c> ByKey<'c> {
         temp: Option<&mut ByKeyTemp>,
     ) -> Result<u64> {
         let (keys, values) = (keys.input(self.ctx)?, values.input(self.ctx)?);
-        let (out1, out2, count) = (unique_keys.output(self.ctx)?, aggregates.output(self.ctx)?, count.output(self.ctx)?);
+        let (out1, out2, count) =
+            (unique_keys.output(self.ctx)?, aggregates.output(self.ctx)?, count.output(self.ctx)?);
         let n = keys.view.len();
         check_len("reduce_by_key values", n, values.view.len())?;
         check_count(&count.view)?;
@@ -511,7 +512,11 @@ impl<'c> ByKey<'c> {
         let n = input.view.len();
         check_count(&count.view)?;
         if n as u64 > C::MAX_LEN {
-            return Err(Error::TooLarge { what: "input of run lengths counted in u32", len: n as u64, max: C::MAX_LEN });
+            return Err(Error::TooLarge {
+                what: "input of run lengths counted in u32",
+                len: n as u64,
+                max: C::MAX_LEN,
+            });
         }
         let cap = out1.view.len().min(out2.view.len()) as u64;
         // Run lengths are sums of ones: the kernels carry the `sum` name.

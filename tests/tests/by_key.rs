@@ -190,7 +190,11 @@ fn case_strategy(ctx: &Context, tile: usize) -> impl Strategy<Value = Case> {
 
 /// Reduce-by-key of one case, checked; outputs as long as the input, so
 /// every run fits.
-fn reduce_case<K: Key, V: Val, Op: ScanOp<V> + Default>(ctx: &Context, by: &ByKey, c: Case) -> Result<(), TestCaseError> {
+fn reduce_case<K: Key, V: Val, Op: ScanOp<V> + Default>(
+    ctx: &Context,
+    by: &ByKey,
+    c: Case,
+) -> Result<(), TestCaseError> {
     let mut rng = Rng(c.seed);
     let k: Vec<K> = keys(&mut rng, c.n, c.runs);
     let v: Vec<V> = (0..c.n).map(|_| V::draw(&mut rng)).collect();
@@ -207,7 +211,16 @@ fn reduce_case<K: Key, V: Val, Op: ScanOp<V> + Default>(ctx: &Context, by: &ByKe
         let want = v[s..s + len].iter().fold(Op::identity(), |a, &x| Op::combine(a, x));
         let abs: f64 = v[s..s + len].iter().map(|x| x.f64().abs()).sum();
         prop_assert!(uk[r] == k[s], "{}: key of run {} at {}: {:?} vs {:?}", what, r, s, uk[r], k[s]);
-        prop_assert!(same(agg[r], want, abs), "{}: run {} ({}, {}): got {:?}, want {:?}", what, r, s, len, agg[r], want);
+        prop_assert!(
+            same(agg[r], want, abs),
+            "{}: run {} ({}, {}): got {:?}, want {:?}",
+            what,
+            r,
+            s,
+            len,
+            agg[r],
+            want
+        );
     }
     Ok(())
 }
@@ -267,7 +280,14 @@ where
     prop_assert_eq!(got, runs.len(), "run_length_encode {}: run count", what);
     let (unique, counts) = (unique.to_vec().map_err(fail)?, counts.to_vec().map_err(fail)?);
     for (r, &(s, len)) in runs.iter().enumerate() {
-        prop_assert!(unique[r] == x[s] && counts[r] == cv(len), "run_length_encode {}: run {} ({}, {})", what, r, s, len);
+        prop_assert!(
+            unique[r] == x[s] && counts[r] == cv(len),
+            "run_length_encode {}: run {} ({}, {})",
+            what,
+            r,
+            s,
+            len
+        );
     }
 
     let long: Vec<(usize, usize)> = runs.iter().copied().filter(|&(_, len)| len > 1).collect();
@@ -564,7 +584,10 @@ backend_test!(short_outputs_get_what_fits_and_an_error, |ctx| {
     assert_eq!(ctx.reduce_by_key(&keys, &vals, &mut uk, &mut agg, Max).unwrap(), 4);
     assert_eq!(agg.to_vec().unwrap(), [2, 3, 6, 7]);
     let (mut offs, mut lens) = (ctx.alloc::<u64>(0).unwrap(), ctx.alloc::<u64>(5).unwrap());
-    assert!(matches!(ctx.non_trivial_runs(&keys, &mut offs, &mut lens), Err(Error::LengthMismatch { expected: 2, .. })));
+    assert!(matches!(
+        ctx.non_trivial_runs(&keys, &mut offs, &mut lens),
+        Err(Error::LengthMismatch { expected: 2, .. })
+    ));
 });
 
 backend_test!(empty_inputs_have_no_runs, |ctx| {
@@ -616,7 +639,10 @@ backend_test!(invalid_choices_are_clear_errors, |ctx| {
     let mut temp = by.temp(1).unwrap();
     let big = ctx.upload(&vec![1u64; 10_000]).unwrap();
     let mut out = ctx.alloc::<u64>(10_000).unwrap();
-    assert!(matches!(by.inclusive_scan_by_key(&big, &big, &mut out, Sum, Some(&mut temp)), Err(Error::LengthMismatch { .. })));
+    assert!(matches!(
+        by.inclusive_scan_by_key(&big, &big, &mut out, Sum, Some(&mut temp)),
+        Err(Error::LengthMismatch { .. })
+    ));
 });
 
 // ------------------------------------------------------------- GPU only

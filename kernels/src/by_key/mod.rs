@@ -240,7 +240,13 @@ pub(crate) struct Flags<K> {
 /// After the staging barrier; `prev`/`next` from [`stage_keys`].
 #[inline(always)]
 #[track_caller]
-pub(crate) unsafe fn key_flags<K: Element, const B: u32>(s: Shared<K>, prev: K, next: K, n: u64, start: u64) -> Flags<K> {
+pub(crate) unsafe fn key_flags<K: Element, const B: u32>(
+    s: Shared<K>,
+    prev: K,
+    next: K,
+    n: u64,
+    start: u64,
+) -> Flags<K> {
     let tid = gpu::thread_idx() as usize;
     let first = tid * ITEMS;
     // SAFETY: inside the staged tile (its slots before and after this
@@ -400,4 +406,3 @@ entries! {
         => segmented_scan::<T, Op, {B}>;
         ops [sum = Sum] types [i32] blocks [32];
 }
-
