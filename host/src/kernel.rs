@@ -37,7 +37,6 @@ impl Instance {
         Instance { op, ..self }
     }
     /// With a key type.
-    #[allow(dead_code)] // for the by-key families
     pub(crate) fn key(self, key: &'static str) -> Self {
         Instance { key, ..self }
     }

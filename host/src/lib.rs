@@ -31,6 +31,7 @@
 pub mod artifact;
 pub mod backend;
 mod buffer;
+pub mod by_key;
 mod context;
 mod error;
 mod kernel;
@@ -42,6 +43,7 @@ mod single_pass;
 pub use backend::BackendKind;
 pub use backend::emu::{EmuConfig, Fault, FaultKind};
 pub use buffer::{DeviceBuffer, DeviceInput, DeviceOutput, DeviceRepr, DeviceSlice, DeviceSliceMut, Scalar, WideRepr};
+pub use by_key::{ByKey, ByKeyTemp, RunCount};
 pub use context::{Context, Event, LaunchConfig};
 /// The cudarc version gpuprim is built with, for its stream and memory types.
 pub use cudarc;

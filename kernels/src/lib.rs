@@ -54,6 +54,7 @@ extern crate std;
 #[macro_use]
 mod entry;
 pub mod block;
+pub mod by_key;
 pub mod gpu;
 pub mod lectures;
 pub mod ops;
@@ -83,6 +84,7 @@ pub fn host_kernels() -> &'static [HostKernel] {
         reduce::register(&mut v);
         scan::register(&mut v);
         select::register(&mut v);
+        by_key::register(&mut v);
         lectures::register(&mut v);
         #[cfg(feature = "testing")]
         testing::register(&mut v);

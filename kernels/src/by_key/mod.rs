@@ -1,0 +1,408 @@
+//! By-key and segmented primitives: reduce-by-key, scan-by-key,
+//! run-length encoding and segmented scans, each one single pass over its
+//! input with the decoupled look-back ([`crate::single_pass`]).
+//!
+//! All of them are one scan of `(flag, value)` pairs under the "reduce by
+//! segment" operator [`Segmented`]:
+//!
+//! ```text
+//! (c1, v1) . (c2, v2) = (c1 + c2, if c2 > 0 { v2 } else { v1 . v2 })
+//! ```
+//! `c` counts segment starts (a `u64`, so more than 2^32 elements work) and
+//! `v` carries the combine of the values since the last start. The
+//! operator is associative but not commutative, so tiles combine in order
+//! through the look-back, whose status words carry the whole 16-byte
+//! [`Carry`].
+//!
+//! ```text
+//! keys     a a b b b c d d
+//! values   1 2 3 4 5 6 7 8
+//! head     1 0 1 0 0 1 1 0      key[i] != key[i-1] (the key before a tile
+//! tail     0 1 0 0 1 1 0 1      comes from global memory, as does the one
+//! scan   (1,1)(1,3)(2,3)(2,7)(2,12)(3,6)(4,7)(4,15)      after it)
+//!               ^             ^     ^          ^   tails: run `c - 1` ends here
+//! reduce-by-key: (a,3) (b,12) (c,6) (d,15)
+//! ```
+//!
+//! | primitive | flag | value | output |
+//! |---|---|---|---|
+//! | [`reduce::reduce_by_key`] | head | value | at tails: key, `v` at index `c - 1` |
+//! | [`reduce::run_length_encode`] | head | 1 | at tails: key, `v` (the length) |
+//! | [`reduce::non_trivial_runs`] | head of a run longer than 1 | 1 inside such runs | at their tails: offset, length |
+//! | [`scan::scan_by_key`] | head | value | every item: `v` (inclusive), or `init . v` before it |
+//! | [`scan::segmented_scan`] | a segment start from the offsets | value | every item |
+//!
+//! **A tile** of [`policy::BLOCK`] threads x [`policy::ITEMS`] items is
+//! loaded striped (16-byte vectors for whole tiles) into shared memory;
+//! each thread takes its `ITEMS` consecutive keys and values, flags them,
+//! combines its pairs, and the block scans the thread totals
+//! ([`crate::block::scan::exclusive_scan`]); thread 0 publishes the tile's
+//! aggregate and the block looks back for the tiles before it
+//! ([`crate::single_pass::exclusive_prefix`]).
+//!
+//! **Outputs** are written coalesced: the scans put their results back in
+//! the staged tile and store it striped; the run-producing kernels put each
+//! run's outputs at slot `c - c_before` of the (no longer needed) staged
+//! tile, then the block writes the tile's contiguous range of runs.
+//! Outputs at index `cap` and beyond are dropped (the host checks the
+//! count); the number of runs is written to `count` by the thread holding
+//! the last item.
+//!
+//! **Keys** are compared with `!=`: a float key that is NaN starts a run
+//! of its own, and `-0.0` continues a run of `0.0`.
+
+pub mod policy;
+pub mod reduce;
+pub mod scan;
+
+use crate::block::WARP_SLOTS;
+use crate::block::scan::exclusive_scan;
+use crate::block::tile::{pad_every, read_items, stage_tile_unsynced, tile_slots};
+use crate::gpu::warp::Shuffle;
+use crate::gpu::{self, Shared, WARP_SIZE, global};
+use crate::ops::{Element, Monoid, Sum};
+use crate::single_pass::{LookBackSmem, TileStatus, exclusive_prefix, look_back_smem_bytes, publish_aggregate};
+use crate::warp;
+use core::marker::PhantomData;
+use core::mem::size_of;
+use policy::{ITEMS, tile_len};
+
+/// Value types of the by-key primitives: the numbers of 4 and 8 bytes,
+/// each with the padding that makes its [`Carry`] exactly 16 bytes.
+///
+/// # Safety
+/// `Pad` is plain data (or `()`) such that `Carry<Self>` is 16 bytes with
+/// no padding: 4 bytes for 4-byte types, `()` for 8-byte ones.
+pub unsafe trait Value: Element {
+    type Pad: Copy + Default + core::fmt::Debug + Send + Sync + 'static;
+}
+// SAFETY: 4-byte numbers with a 4-byte pad: 8 + 4 + 4 bytes.
+unsafe impl Value for i32 {
+    type Pad = u32;
+}
+// SAFETY: as above.
+unsafe impl Value for u32 {
+    type Pad = u32;
+}
+// SAFETY: as above.
+unsafe impl Value for f32 {
+    type Pad = u32;
+}
+// SAFETY: 8-byte numbers: 8 + 8 bytes.
+unsafe impl Value for i64 {
+    type Pad = ();
+}
+// SAFETY: as above.
+unsafe impl Value for u64 {
+    type Pad = ();
+}
+// SAFETY: as above.
+unsafe impl Value for f64 {
+    type Pad = ();
+}
+
+/// A `(count, value)` pair of the by-key scans: `count` segment starts,
+/// and the combine of the values since the last of them (16 bytes).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Carry<V: Value> {
+    pub count: u64,
+    pub value: V,
+    pub pad: V::Pad,
+}
+
+impl<V: Value> Carry<V> {
+    /// The pair of one item: `flag` (0 or 1) starts a segment.
+    #[inline(always)]
+    pub fn new(flag: u32, value: V) -> Self {
+        const { assert!(size_of::<Carry<V>>() == 16) };
+        Carry { count: flag as u64, value, pad: V::Pad::default() }
+    }
+}
+
+// SAFETY: 16 bytes of plain numbers without padding (the `Value`
+// contract), valid for any bit pattern.
+unsafe impl<V: Value> Shuffle for Carry<V> {}
+
+/// The "reduce by segment" operator over [`Carry`]s of an operator `Op`:
+/// `(c1, v1) . (c2, v2) = (c1 + c2, if c2 > 0 { v2 } else { v1 . v2 })`.
+/// Associative, not commutative.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Segmented<Op>(PhantomData<Op>);
+
+impl<V: Value, Op: Monoid<V>> Monoid<Carry<V>> for Segmented<Op> {
+    #[inline(always)]
+    fn identity() -> Carry<V> {
+        Carry::new(0, Op::identity())
+    }
+    #[inline(always)]
+    fn combine(a: Carry<V>, b: Carry<V>) -> Carry<V> {
+        let value = if b.count > 0 { b.value } else { Op::combine(a.value, b.value) };
+        Carry { count: a.count.wrapping_add(b.count), value, pad: b.pad }
+    }
+}
+
+const fn round16(b: usize) -> usize {
+    b.div_ceil(16) * 16
+}
+
+const fn max(a: usize, b: usize) -> usize {
+    if a > b { a } else { b }
+}
+
+/// Bytes of a shared region that first holds a staged tile of `S` and
+/// then `len + 1` outputs of `O`.
+const fn region_bytes<S, O>(b: u32) -> usize {
+    let len = tile_len(b) as usize;
+    round16(max(tile_slots::<S>(b, ITEMS) * size_of::<S>(), (len + 1) * size_of::<O>()))
+}
+
+/// Dynamic shared memory of a by-key kernel at block size `b`: region A
+/// (staged `SA`, then outputs `OA`), region B (staged `SB`, then outputs
+/// `OB`), the block scan's warp slots, the look-back's, one word and the
+/// output range's 64 slots.
+pub const fn smem_bytes<SA, OA, SB, OB>(b: u32) -> usize {
+    region_bytes::<SA, OA>(b)
+        + region_bytes::<SB, OB>(b)
+        + WARP_SLOTS * 16
+        + round16(look_back_smem_bytes::<[u64; 2]>())
+        + 16
+        + 64 * 4
+}
+
+/// The carved shared memory; see [`smem_bytes`].
+pub(crate) struct TileSmem<V: Value> {
+    pub(crate) a: Shared<u8>,
+    pub(crate) b: Shared<u8>,
+    pub(crate) warps: Shared<Carry<V>>,
+    pub(crate) look: LookBackSmem<Carry<V>>,
+    pub(crate) word: Shared<u64>,
+    pub(crate) range: Shared<i32>,
+}
+
+impl<V: Value> TileSmem<V> {
+    #[inline(always)]
+    pub(crate) fn carve<SA, OA, SB, OB>(b: u32) -> Self {
+        let a = Shared::<u8>::dynamic();
+        let bytes_a = region_bytes::<SA, OA>(b);
+        let bytes_b = region_bytes::<SB, OB>(b);
+        let warps_at = bytes_a + bytes_b;
+        let look_at = warps_at + WARP_SLOTS * 16;
+        let word_at = look_at + round16(look_back_smem_bytes::<[u64; 2]>());
+        TileSmem {
+            a,
+            b: a.after::<u8>(bytes_a),
+            warps: a.after::<Carry<V>>(warps_at),
+            look: LookBackSmem::carve(a.after::<Carry<V>>(look_at)),
+            word: a.after::<u64>(word_at),
+            range: a.after::<i32>(word_at + 16),
+        }
+    }
+}
+
+#[inline(always)]
+fn pad<T>(i: usize) -> usize {
+    i + i / pad_every::<T>(ITEMS)
+}
+
+/// Stage the tile of keys at `start` into `s` (no barrier) and read the
+/// keys just outside it: thread 0 the one before, thread `B-1` the one
+/// after (where they exist; other threads get zero).
+///
+/// # Safety
+/// `keys` holds `n` elements; `s` has room for the staged tile; all
+/// threads call it.
+#[inline(always)]
+#[track_caller]
+pub(crate) unsafe fn stage_keys<K: Element, const B: u32>(keys: *const K, n: u64, start: u64, s: Shared<K>) -> (K, K) {
+    // SAFETY: the caller's contract; the neighbours are checked below n.
+    unsafe { stage_tile_unsynced::<K, Sum, B, ITEMS>(keys, n, start, s) };
+    let tid = gpu::thread_idx();
+    let end = start + tile_len(B);
+    let prev = if tid == 0 && start > 0 { unsafe { global::load(keys.add(start as usize - 1)) } } else { K::ZERO };
+    let next = if tid == B - 1 && end < n { unsafe { global::load(keys.add(end as usize)) } } else { K::ZERO };
+    (prev, next)
+}
+
+/// A thread's keys and their flags (bit `j` for item `j`).
+pub(crate) struct Flags<K> {
+    pub(crate) keys: [K; ITEMS],
+    /// `key[i] != key[i-1]`, or `i == 0`.
+    pub(crate) heads: u32,
+    /// `key[i] != key[i+1]`, or `i == n-1`.
+    pub(crate) tails: u32,
+}
+
+/// This thread's keys of the staged tile, and their head and tail flags
+/// (none for items at `n` and beyond).
+///
+/// # Safety
+/// After the staging barrier; `prev`/`next` from [`stage_keys`].
+#[inline(always)]
+#[track_caller]
+pub(crate) unsafe fn key_flags<K: Element, const B: u32>(
+    s: Shared<K>,
+    prev: K,
+    next: K,
+    n: u64,
+    start: u64,
+) -> Flags<K> {
+    let tid = gpu::thread_idx() as usize;
+    let first = tid * ITEMS;
+    // SAFETY: inside the staged tile (its slots before and after this
+    // thread's run belong to the neighbouring threads).
+    let keys = unsafe { read_items::<K, Sum, ITEMS>(s) };
+    let before = if tid == 0 { prev } else { unsafe { s.load(pad::<K>(first - 1)) } };
+    let after = if tid == B as usize - 1 { next } else { unsafe { s.load(pad::<K>(first + ITEMS)) } };
+    let base = start + first as u64;
+    let (mut heads, mut tails) = (0u32, 0u32);
+    for j in 0..ITEMS {
+        let i = base + j as u64;
+        if i < n {
+            let left = if j == 0 { before } else { keys[j - 1] };
+            let right = if j + 1 == ITEMS { after } else { keys[j + 1] };
+            heads |= ((i == 0 || keys[j] != left) as u32) << j;
+            tails |= ((i + 1 == n || keys[j] != right) as u32) << j;
+        }
+    }
+    Flags { keys, heads, tails }
+}
+
+/// The block's scan of the tile's pairs (`pair(j)` for this thread's item
+/// `j`) and the look-back: returns the [`Carry`] of everything before the
+/// tile and of everything before this thread's first item.
+///
+/// # Safety
+/// As [`exclusive_prefix`]; all threads call it once per tile.
+#[inline(always)]
+#[track_caller]
+pub(crate) unsafe fn scan_pairs<V: Value, Op: Monoid<V>, const B: u32>(
+    status: &TileStatus<Carry<V>>,
+    tile: u32,
+    pair: impl Fn(usize) -> Carry<V>,
+    smem: &TileSmem<V>,
+) -> (Carry<V>, Carry<V>) {
+    let mut mine = pair(0);
+    for j in 1..ITEMS {
+        mine = Segmented::<Op>::combine(mine, pair(j));
+    }
+    let (prefix, total) = exclusive_scan::<Carry<V>, Segmented<Op>, B>(mine, smem.warps);
+    // SAFETY: the caller's contract.
+    unsafe { publish_aggregate(status, tile, total) };
+    let before = unsafe { exclusive_prefix::<Carry<V>, Segmented<Op>, B>(status, tile, total, &smem.look) };
+    (before, Segmented::<Op>::combine(before, prefix))
+}
+
+/// The local output slots one thread wrote: `lo .. hi`, or empty.
+#[derive(Clone, Copy)]
+pub(crate) struct Span {
+    lo: i32,
+    hi: i32,
+}
+
+impl Span {
+    #[inline(always)]
+    pub(crate) fn new() -> Self {
+        Span { lo: i32::MAX, hi: 0 }
+    }
+    #[inline(always)]
+    pub(crate) fn add(&mut self, local: usize) {
+        let l = local as i32;
+        self.lo = if l < self.lo { l } else { self.lo };
+        self.hi = if l + 1 > self.hi { l + 1 } else { self.hi };
+    }
+}
+
+/// Write the tile's outputs, compacted in `slots1`/`slots2` at local
+/// indices `lo .. hi` (the union of every thread's [`Span`]; the slots in
+/// it are all written), to `out1`/`out2` at `base + local`, striped over
+/// the block, dropping indices at `cap` and beyond.
+///
+/// # Safety
+/// Every thread calls it after writing its slots; the outputs hold `cap`
+/// elements.
+#[inline(always)]
+#[track_caller]
+pub(crate) unsafe fn write_compacted<O1: Copy, O2: Copy, const B: u32>(
+    slots1: Shared<O1>,
+    slots2: Shared<O2>,
+    range: Shared<i32>,
+    span: Span,
+    out1: *mut O1,
+    out2: *mut O2,
+    base: u64,
+    cap: u64,
+) {
+    let (lane, w) = (gpu::lane(), gpu::warp_idx() as usize);
+    let neg_lo = warp::max_i32(-span.lo);
+    let hi = warp::max_i32(span.hi);
+    if lane == 0 {
+        // SAFETY: 64 range slots; w < 32.
+        unsafe {
+            range.store(w, neg_lo);
+            range.store(32 + w, hi);
+        }
+    }
+    gpu::sync_threads();
+    let (mut lo, mut hi) = (i32::MAX, 0);
+    for k in 0..(B / WARP_SIZE) as usize {
+        // SAFETY: written before the barrier.
+        let (l, h) = unsafe { (-range.load(k), range.load(32 + k)) };
+        lo = if l < lo { l } else { lo };
+        hi = if h > hi { h } else { hi };
+    }
+    let mut r = lo as i64 + gpu::thread_idx() as i64;
+    while r < hi as i64 {
+        let g = base.wrapping_add(r as u64);
+        if g < cap {
+            // SAFETY: slots below hi were written before the barrier; g < cap.
+            unsafe {
+                global::store(out1.add(g as usize), slots1.load(r as usize));
+                global::store(out2.add(g as usize), slots2.load(r as usize));
+            }
+        }
+        r += B as i64;
+    }
+}
+
+#[allow(unused_imports)]
+use crate::ops::{Max, Min};
+use reduce::{non_trivial_runs, reduce_by_key, run_length_encode};
+use scan::{scan_by_key, segmented_scan};
+
+// The block sizes must include `policy::BLOCK`; 32 threads for the tests
+// (tiles of 256 items, so a few thousand items cross many tiles).
+entries! {
+    reduce_by_key(keys: *const K, values: *const T, unique: *mut K, aggregates: *mut T, count: *mut u64, n: u64, cap: u64, temp: *mut u64, spare: *mut u64, spare_words: u64)
+        => reduce_by_key::<K, T, Op, {B}>;
+        ops [sum = Sum, min = Min, max = Max] keys [u32, u64, i32, i64] types [i32, u32, f32, i64, u64, f64] blocks [256];
+    reduce_by_key(keys: *const K, values: *const T, unique: *mut K, aggregates: *mut T, count: *mut u64, n: u64, cap: u64, temp: *mut u64, spare: *mut u64, spare_words: u64)
+        => reduce_by_key::<K, T, Op, {B}>;
+        ops [sum = Sum] keys [u32] types [i32] blocks [32];
+    scan_by_key(keys: *const K, values: *const T, output: *mut T, n: u64, init: u64, exclusive: u32, temp: *mut u64, spare: *mut u64, spare_words: u64)
+        => scan_by_key::<K, T, Op, {B}>;
+        ops [sum = Sum, min = Min, max = Max] keys [u32, u64, i32, i64] types [i32, u32, f32, i64, u64, f64] blocks [256];
+    scan_by_key(keys: *const K, values: *const T, output: *mut T, n: u64, init: u64, exclusive: u32, temp: *mut u64, spare: *mut u64, spare_words: u64)
+        => scan_by_key::<K, T, Op, {B}>;
+        ops [sum = Sum] keys [u32] types [i32] blocks [32];
+    // Run lengths are sums of ones: the operator axis names that, the key
+    // axis the input type, the type axis the count type.
+    run_length_encode(input: *const K, unique: *mut K, counts: *mut T, count: *mut u64, n: u64, cap: u64, temp: *mut u64, spare: *mut u64, spare_words: u64)
+        => run_length_encode::<K, T, {B}>;
+        ops [sum = Sum] keys [i32, u32, i64, u64, f32, f64] types [u32, u64] blocks [256];
+    run_length_encode(input: *const K, unique: *mut K, counts: *mut T, count: *mut u64, n: u64, cap: u64, temp: *mut u64, spare: *mut u64, spare_words: u64)
+        => run_length_encode::<K, T, {B}>;
+        ops [sum = Sum] keys [u32] types [u32] blocks [32];
+    non_trivial_runs(input: *const K, offsets: *mut T, lengths: *mut T, count: *mut u64, n: u64, cap: u64, temp: *mut u64, spare: *mut u64, spare_words: u64)
+        => non_trivial_runs::<K, T, {B}>;
+        ops [sum = Sum] keys [i32, u32, i64, u64, f32, f64] types [u32, u64] blocks [256];
+    non_trivial_runs(input: *const K, offsets: *mut T, lengths: *mut T, count: *mut u64, n: u64, cap: u64, temp: *mut u64, spare: *mut u64, spare_words: u64)
+        => non_trivial_runs::<K, T, {B}>;
+        ops [sum = Sum] keys [u32] types [u32] blocks [32];
+    segmented_scan(input: *const T, offsets: *const u64, segments: u64, output: *mut T, n: u64, init: u64, exclusive: u32, temp: *mut u64, spare: *mut u64, spare_words: u64)
+        => segmented_scan::<T, Op, {B}>;
+        ops [sum = Sum, min = Min, max = Max] types [i32, u32, f32, i64, u64, f64] blocks [256];
+    segmented_scan(input: *const T, offsets: *const u64, segments: u64, output: *mut T, n: u64, init: u64, exclusive: u32, temp: *mut u64, spare: *mut u64, spare_words: u64)
+        => segmented_scan::<T, Op, {B}>;
+        ops [sum = Sum] types [i32] blocks [32];
+}
