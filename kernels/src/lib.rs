@@ -40,6 +40,7 @@ pub mod lectures;
 pub mod ops;
 pub mod reduce;
 pub mod scan;
+pub mod segmented;
 pub mod single_pass;
 // Kernels that misbehave on purpose, for the emulator's tests; only with
 // the `testing` feature, so they are not shipped.
@@ -62,6 +63,7 @@ pub fn host_kernels() -> &'static [HostKernel] {
         let mut v = std::vec::Vec::new();
         reduce::register(&mut v);
         scan::register(&mut v);
+        segmented::register(&mut v);
         lectures::register(&mut v);
         #[cfg(feature = "testing")]
         testing::register(&mut v);
