@@ -36,6 +36,7 @@ mod error;
 mod kernel;
 pub mod reduce;
 pub mod scan;
+pub mod segmented;
 mod single_pass;
 
 pub use backend::BackendKind;
@@ -49,6 +50,7 @@ pub use gpuprim_kernels::Arg;
 /// The `half` crate's `f16` and `bf16`, element types of reductions.
 pub use half;
 pub use scan::{Scan, ScanAlgorithm, ScanTemp};
+pub use segmented::{Segmented, SegmentedTemp};
 
 /// The crate README's examples, compiled and run as doc tests.
 #[doc = include_str!("../README.md")]

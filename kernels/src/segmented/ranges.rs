@@ -1,7 +1,7 @@
 //! Segments given as begin/end pairs: any order, any overlap.
 
 use super::SegmentedReduction;
-use crate::gpu::{self, WARP_SIZE, atomic, global};
+use crate::gpu::{self, atomic, global, WARP_SIZE};
 use crate::reduce::finish::Accumulators;
 use crate::single_pass::clear_words;
 use crate::warp;
@@ -57,7 +57,12 @@ pub unsafe fn segmented_ranges<R: SegmentedReduction, const B: u32>(
         let mut i = b + lane;
         while i + 3 * w < e {
             let x = unsafe {
-                [R::load(input, input, i), R::load(input, input, i + w), R::load(input, input, i + 2 * w), R::load(input, input, i + 3 * w)]
+                [
+                    R::load(input, input, i),
+                    R::load(input, input, i + w),
+                    R::load(input, input, i + 2 * w),
+                    R::load(input, input, i + 3 * w),
+                ]
             };
             acc = R::combine(R::combine(acc, x[0]), R::combine(x[1], R::combine(x[2], x[3])));
             i += 4 * w;
