@@ -191,9 +191,9 @@ impl Context {
     /// ```
     pub fn segmented_reduce<T: Scalar, Op: SegmentedOp<T>>(
         &self,
-        input: &impl DeviceInput<T>,
-        offsets: &impl DeviceInput<u64>,
-        output: &mut impl DeviceOutput<Op::Out>,
+        input: &(impl DeviceInput<T> + ?Sized),
+        offsets: &(impl DeviceInput<u64> + ?Sized),
+        output: &mut (impl DeviceOutput<Op::Out> + ?Sized),
         op: Op,
     ) -> Result<()> {
         self.segmented().reduce(input, offsets, output, op)
@@ -215,10 +215,10 @@ impl Context {
     /// ```
     pub fn segmented_reduce_ranges<T: Scalar, Op: SegmentedOp<T>>(
         &self,
-        input: &impl DeviceInput<T>,
-        begins: &impl DeviceInput<u64>,
-        ends: &impl DeviceInput<u64>,
-        output: &mut impl DeviceOutput<Op::Out>,
+        input: &(impl DeviceInput<T> + ?Sized),
+        begins: &(impl DeviceInput<u64> + ?Sized),
+        ends: &(impl DeviceInput<u64> + ?Sized),
+        output: &mut (impl DeviceOutput<Op::Out> + ?Sized),
         op: Op,
     ) -> Result<()> {
         self.segmented().reduce_ranges(input, begins, ends, output, op)
@@ -240,9 +240,9 @@ impl Context {
     /// ```
     pub fn segmented_reduce_fixed<T: Scalar, Op: SegmentedOp<T>>(
         &self,
-        input: &impl DeviceInput<T>,
+        input: &(impl DeviceInput<T> + ?Sized),
         segment_len: usize,
-        output: &mut impl DeviceOutput<Op::Out>,
+        output: &mut (impl DeviceOutput<Op::Out> + ?Sized),
         op: Op,
     ) -> Result<()> {
         self.segmented().reduce_fixed(input, segment_len, output, op)
@@ -281,9 +281,9 @@ impl<'c> Segmented<'c> {
     /// [`Context::segmented_reduce`] with these options.
     pub fn reduce<T: Scalar, Op: SegmentedOp<T>>(
         &self,
-        input: &impl DeviceInput<T>,
-        offsets: &impl DeviceInput<u64>,
-        output: &mut impl DeviceOutput<Op::Out>,
+        input: &(impl DeviceInput<T> + ?Sized),
+        offsets: &(impl DeviceInput<u64> + ?Sized),
+        output: &mut (impl DeviceOutput<Op::Out> + ?Sized),
         _op: Op,
     ) -> Result<()> {
         let offsets = offsets.input(self.ctx)?;
@@ -310,9 +310,9 @@ impl<'c> Segmented<'c> {
     /// ```
     pub fn reduce_with_temp<T: Scalar, Op: SegmentedOp<T>>(
         &self,
-        input: &impl DeviceInput<T>,
-        offsets: &impl DeviceInput<u64>,
-        output: &mut impl DeviceOutput<Op::Out>,
+        input: &(impl DeviceInput<T> + ?Sized),
+        offsets: &(impl DeviceInput<u64> + ?Sized),
+        output: &mut (impl DeviceOutput<Op::Out> + ?Sized),
         _op: Op,
         temp: &mut SegmentedTemp,
     ) -> Result<()> {
@@ -323,10 +323,10 @@ impl<'c> Segmented<'c> {
     /// [`Context::segmented_reduce_ranges`] with these options.
     pub fn reduce_ranges<T: Scalar, Op: SegmentedOp<T>>(
         &self,
-        input: &impl DeviceInput<T>,
-        begins: &impl DeviceInput<u64>,
-        ends: &impl DeviceInput<u64>,
-        output: &mut impl DeviceOutput<Op::Out>,
+        input: &(impl DeviceInput<T> + ?Sized),
+        begins: &(impl DeviceInput<u64> + ?Sized),
+        ends: &(impl DeviceInput<u64> + ?Sized),
+        output: &mut (impl DeviceOutput<Op::Out> + ?Sized),
         op: Op,
     ) -> Result<()> {
         self.ranges(input, begins, ends, output, op, None)
@@ -335,10 +335,10 @@ impl<'c> Segmented<'c> {
     /// [`Segmented::reduce_ranges`] with caller-provided temporary storage.
     pub fn reduce_ranges_with_temp<T: Scalar, Op: SegmentedOp<T>>(
         &self,
-        input: &impl DeviceInput<T>,
-        begins: &impl DeviceInput<u64>,
-        ends: &impl DeviceInput<u64>,
-        output: &mut impl DeviceOutput<Op::Out>,
+        input: &(impl DeviceInput<T> + ?Sized),
+        begins: &(impl DeviceInput<u64> + ?Sized),
+        ends: &(impl DeviceInput<u64> + ?Sized),
+        output: &mut (impl DeviceOutput<Op::Out> + ?Sized),
         op: Op,
         temp: &mut SegmentedTemp,
     ) -> Result<()> {
@@ -348,9 +348,9 @@ impl<'c> Segmented<'c> {
     /// [`Context::segmented_reduce_fixed`] with these options.
     pub fn reduce_fixed<T: Scalar, Op: SegmentedOp<T>>(
         &self,
-        input: &impl DeviceInput<T>,
+        input: &(impl DeviceInput<T> + ?Sized),
         segment_len: usize,
-        output: &mut impl DeviceOutput<Op::Out>,
+        output: &mut (impl DeviceOutput<Op::Out> + ?Sized),
         _op: Op,
     ) -> Result<()> {
         self.run::<T, Op>(input, Segs::Fixed(segment_len as u64), 0, output, None)
@@ -359,9 +359,9 @@ impl<'c> Segmented<'c> {
     /// [`Segmented::reduce_fixed`] with caller-provided temporary storage.
     pub fn reduce_fixed_with_temp<T: Scalar, Op: SegmentedOp<T>>(
         &self,
-        input: &impl DeviceInput<T>,
+        input: &(impl DeviceInput<T> + ?Sized),
         segment_len: usize,
-        output: &mut impl DeviceOutput<Op::Out>,
+        output: &mut (impl DeviceOutput<Op::Out> + ?Sized),
         _op: Op,
         temp: &mut SegmentedTemp,
     ) -> Result<()> {
@@ -401,10 +401,10 @@ impl<'c> Segmented<'c> {
     /// The flat kernel: offsets (`offsets_len` of them) or fixed lengths.
     fn run<T: Scalar, Op: SegmentedOp<T>>(
         &self,
-        input: &impl DeviceInput<T>,
+        input: &(impl DeviceInput<T> + ?Sized),
         segs: Segs,
         offsets_len: usize,
-        output: &mut impl DeviceOutput<Op::Out>,
+        output: &mut (impl DeviceOutput<Op::Out> + ?Sized),
         temp: Option<&mut SegmentedTemp>,
     ) -> Result<()> {
         let input = input.input(self.ctx)?;
@@ -482,10 +482,10 @@ impl<'c> Segmented<'c> {
     /// The ranges kernel.
     fn ranges<T: Scalar, Op: SegmentedOp<T>>(
         &self,
-        input: &impl DeviceInput<T>,
-        begins: &impl DeviceInput<u64>,
-        ends: &impl DeviceInput<u64>,
-        output: &mut impl DeviceOutput<Op::Out>,
+        input: &(impl DeviceInput<T> + ?Sized),
+        begins: &(impl DeviceInput<u64> + ?Sized),
+        ends: &(impl DeviceInput<u64> + ?Sized),
+        output: &mut (impl DeviceOutput<Op::Out> + ?Sized),
         _op: Op,
         temp: Option<&mut SegmentedTemp>,
     ) -> Result<()> {
