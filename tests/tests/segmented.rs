@@ -96,7 +96,11 @@ trait TestOp<T: TestType>: SegmentedOp<T, Out: PartialEq> + Default {
 }
 
 fn exact<O: PartialEq + std::fmt::Debug>(got: O, want: O) -> Result<(), String> {
-    if got == want { Ok(()) } else { Err(format!("got {got:?}, want {want:?}")) }
+    if got == want {
+        Ok(())
+    } else {
+        Err(format!("got {got:?}, want {want:?}"))
+    }
 }
 
 impl<T: TestType> TestOp<T> for Sum
@@ -118,7 +122,11 @@ where
         let want = x.iter().fold(T::one(), |a, &b| <T as TestType>::mul(a, b));
         if T::NAME.starts_with('f') {
             let wide: f64 = x.iter().map(|v| v.wide()).product();
-            if T::close(got, wide, x.len()) { Ok(()) } else { Err(format!("got {got:?}, want {wide}")) }
+            if T::close(got, wide, x.len()) {
+                Ok(())
+            } else {
+                Err(format!("got {got:?}, want {wide}"))
+            }
         } else {
             exact(got, want)
         }
@@ -311,7 +319,8 @@ fn fixed_lengths<T: TestType, Op: TestOp<T>>(ctx: &Context) {
             out.poison().unwrap();
             seg.reduce_fixed(&input, len, &mut out, Op::default()).unwrap();
             let segs: Vec<(usize, usize)> = (0..s).map(|k| (k * len, ((k + 1) * len).min(n))).collect();
-            verify_all::<T, Op>(&x, &segs, &out.to_vec().unwrap()).unwrap_or_else(|e| panic!("n {n}, length {len}: {e}"));
+            verify_all::<T, Op>(&x, &segs, &out.to_vec().unwrap())
+                .unwrap_or_else(|e| panic!("n {n}, length {len}: {e}"));
         }
     }
 }

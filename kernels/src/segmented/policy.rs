@@ -19,11 +19,11 @@ pub const RANGES_BLOCK: u32 = 256;
 // Not yet measured on a GPU: fills a multiprocessor's 2048 threads at 256.
 pub const RANGES_BLOCKS_PER_SM: u32 = 8;
 
-/// Input elements per thread of the flat kernel: 128 bytes per thread, as
-/// the look-back scan's tiles (32 four-byte or 16 eight-byte elements).
-// The look-back scan's tile shape (H200: 128 bytes per thread beat 64 there, docs/tuning/scan.md).
+/// Input elements per thread of the flat kernel: 16 (64 bytes of `i32`,
+/// 128 of `f64`).
+// ptxas (sm_90): at 32 four-byte items (the look-back scan's 128 bytes) the staged loads went to a 128-byte stack frame; at 16, none.
 pub const fn items<T>() -> usize {
-    128 / size_of::<T>()
+    16
 }
 
 /// Elements of one tile of the flat kernel at block size `b`.
