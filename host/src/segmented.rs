@@ -371,7 +371,7 @@ impl<'c> Segmented<'c> {
     /// Bytes of temporary storage a segmented reduction of up to `len`
     /// elements of `T` with `Op` needs (any way of giving segments).
     pub fn temp_bytes<T: Scalar, Op: SegmentedOp<T>>(&self, len: usize) -> Result<usize> {
-        let used = status_used::<T, Op::Acc>(self.tiles::<T>(len as u64)?).max(RANGES_STATUS);
+        let used = status_used::<Op::Acc>(self.tiles::<T>(len as u64)?).max(RANGES_STATUS);
         Ok(2 * used)
     }
 
@@ -446,7 +446,7 @@ impl<'c> Segmented<'c> {
         if offsets == 0 && segments == 0 {
             return Ok(());
         }
-        let used = status_used::<T, Op::Acc>(tiles);
+        let used = status_used::<Op::Acc>(tiles);
         let smem = policy::smem_bytes::<T, Op::Acc>(self.block) as u32;
         let check = self.check && offsets != 0;
         let x = input.view.addr();
@@ -588,6 +588,6 @@ fn round16(b: u64) -> u64 {
 }
 
 /// Status bytes of the flat kernel over `tiles` tiles.
-fn status_used<T, A>(tiles: u64) -> usize {
+fn status_used<A>(tiles: u64) -> usize {
     round16(status_bytes::<A>(tiles)) as usize
 }
