@@ -434,7 +434,7 @@ impl<'c> ByKey<'c> {
     // ------------------------------------------------------------ plans
 
     /// The kernel of `family` for `what` at this block size.
-    fn kernel(&self, family: &'static str, what: Instance<'_>, smem: usize) -> Result<Launch> {
+    fn kernel(&self, family: &'static str, what: Instance, smem: usize) -> Result<Launch> {
         check_block(self.block)?;
         let task = || {
             let key = if what.key.is_empty() { String::new() } else { format!(" with `{}` keys", what.key) };

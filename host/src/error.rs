@@ -68,6 +68,10 @@ pub enum Error {
     /// one the operation runs on.
     #[error("{what}: the memory belongs to {owner}, the operation runs on {here}")]
     ForeignMemory { what: &'static str, owner: String, here: String },
+    /// Input whose contents break the operation's contract, found on the
+    /// device (segment offsets that decrease or pass the end of the input).
+    #[error("invalid {what}: {reason}")]
+    InvalidInput { what: &'static str, reason: String },
     /// The shipped kernel artifact could not be read (a packaging fault).
     #[error("kernel artifact {file}: {reason}")]
     Artifact { file: &'static str, reason: String },

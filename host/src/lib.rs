@@ -38,6 +38,7 @@ mod kernel;
 pub mod reduce;
 pub mod scan;
 pub mod select;
+pub mod segmented;
 mod single_pass;
 
 pub use backend::BackendKind;
@@ -53,6 +54,7 @@ pub use gpuprim_kernels::Arg;
 pub use half;
 pub use scan::{Scan, ScanAlgorithm, ScanTemp};
 pub use select::{Predicate, Select, SelectTemp};
+pub use segmented::{Segmented, SegmentedTemp};
 
 /// The crate README's examples, compiled and run as doc tests.
 #[doc = include_str!("../README.md")]

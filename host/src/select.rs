@@ -568,7 +568,7 @@ impl<'c> Select<'c> {
     fn job<T>(
         &self,
         family: &'static str,
-        what: Instance<'_>,
+        what: Instance,
         ways: u32,
         n: usize,
         args: Vec<Arg>,

@@ -61,6 +61,7 @@ pub mod ops;
 pub mod reduce;
 pub mod scan;
 pub mod select;
+pub mod segmented;
 pub mod single_pass;
 // Kernels that misbehave on purpose, for the emulator's tests; only with
 // the `testing` feature, so they are not shipped.
@@ -85,6 +86,7 @@ pub fn host_kernels() -> &'static [HostKernel] {
         scan::register(&mut v);
         select::register(&mut v);
         by_key::register(&mut v);
+        segmented::register(&mut v);
         lectures::register(&mut v);
         #[cfg(feature = "testing")]
         testing::register(&mut v);

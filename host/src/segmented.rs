@@ -1,0 +1,593 @@
+//! Segmented reductions: one result per segment of the input.
+//!
+//! Segments are given three ways:
+//!
+//! * by **offsets** ([`Context::segmented_reduce`]): `offsets` has one more
+//!   element than the output, is non-decreasing, and its last element is
+//!   at most `n`; segment `s` is `input[offsets[s] .. offsets[s+1]]`;
+//!   elements before `offsets[0]` or from `offsets[S]` on belong to none;
+//! * by **begin/end pairs** ([`Context::segmented_reduce_ranges`]): any
+//!   order, may overlap;
+//! * by a **fixed length** ([`Context::segmented_reduce_fixed`]): `L`
+//!   consecutive elements each, the last one shorter when `L` does not
+//!   divide `n`.
+//!
+//! ```
+//! use gpuprim::segmented::{ArgMax, Max, Sum};
+//! # fn main() -> gpuprim::Result<()> {
+//! let ctx = gpuprim::Context::new()?;
+//! let x = ctx.upload(&[1i32, 2, 3, 4, 5, 6, 7])?;
+//! let offsets = ctx.upload(&[0u64, 3, 3, 7])?; // [1 2 3] [] [4 5 6 7]
+//! let mut sums = ctx.alloc::<i32>(3)?;
+//! ctx.segmented_reduce(&x, &offsets, &mut sums, Sum)?;
+//! assert_eq!(sums.to_vec()?, [6, 0, 22]);
+//! let mut top = ctx.alloc::<i32>(3)?;
+//! ctx.segmented_reduce_fixed(&x, 3, &mut top, Max)?; // [1 2 3] [4 5 6] [7]
+//! assert_eq!(top.to_vec()?, [3, 6, 7]);
+//! let (begins, ends) = (ctx.upload(&[4u64, 0])?, ctx.upload(&[7u64, 5])?);
+//! let mut at = ctx.alloc::<u64>(2)?;
+//! ctx.segmented_reduce_ranges(&x, &begins, &ends, &mut at, ArgMax)?;
+//! assert_eq!(at.to_vec()?, [6, 4]); // indices into x
+//! # Ok(()) }
+//! ```
+//!
+//! **Operators** ([`SegmentedOp`]): [`Sum`] and [`Product`] (results in
+//! `T::Acc`, as the reductions'), [`Min`], [`Max`], and [`ArgMin`] /
+//! [`ArgMax`], on `i32`, `u32`, `i64`, `u64`, `f32`, `f64`. An empty
+//! segment gets the operator's identity (0, 1, the type's largest or
+//! smallest value); argmin/argmax write the index into the whole input
+//! of the segment's first extreme element as a `u64`, [`NO_INDEX`] for an
+//! empty segment and the segment's first index when all its elements are
+//! NaN (as [`Context::argmin_into`]); CUB instead writes a (offset in the
+//! segment, value) pair, and offset 1 with the identity value for an
+//! empty segment.
+//!
+//! **How.** Offsets and fixed lengths go through one flat kernel over the
+//! *elements* (`gpuprim_kernels::segmented::flat`): fixed tiles, each
+//! finding the boundaries it holds, reducing its runs locally and
+//! carrying a segment that spans tiles through the decoupled look-back, so
+//! tiny, huge and mixed segments cost the same per element. One launch,
+//! no allocation once the stream's status storage exists. Begin/end
+//! pairs go through one warp per segment.
+//!
+//! **Checked offsets.** Offsets and begin/end pairs live on the device, so
+//! whether they are valid (non-decreasing and at most `n`; `begin <= end
+//! <= n`) is found on the device, in the same pass. By default the call
+//! then waits for the GPU and returns [`Error::InvalidInput`] for bad
+//! ones. [`Segmented::check(false)`](Segmented::check) skips the wait: the
+//! call is then stream-ordered like every other, and bad segments give
+//! unspecified results (never an out-of-bounds access or a hang). Fixed
+//! lengths need no check and never wait.
+//!
+//! Integer results wrap; float results depend on how the segment falls
+//! into tiles (a segment spanning tiles combines the tiles' parts through
+//! the look-back, in an order that may vary from run to run in the last
+//! bits, as the look-back scan's).
+
+use crate::buffer::{DeviceBuffer, DeviceInput, DeviceOutput, DeviceRepr, Scalar};
+use crate::context::{Context, LaunchConfig};
+use crate::error::{Error, Result};
+use crate::kernel::{Family, Instance};
+use crate::single_pass::{Halves, Region};
+use gpuprim_kernels::reduce::reduction::Indexed;
+use gpuprim_kernels::segmented::policy;
+use gpuprim_kernels::single_pass::status_bytes;
+use gpuprim_kernels::Arg;
+
+pub use crate::reduce::NO_INDEX;
+pub use gpuprim_kernels::ops::{Max, Min, Product, Sum};
+
+/// Largest grid a launch may have.
+const MAX_GRID: u64 = i32::MAX as u64;
+/// Bytes of status the ranges kernel uses (the header: its error count).
+const RANGES_STATUS: usize = 16;
+
+/// The index of the first smallest element of each segment.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ArgMin;
+/// The index of the first largest element of each segment.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ArgMax;
+
+/// An operator the segmented kernels are instantiated for on `T`: what a
+/// segment's result is, the kernels' accumulator and the name they carry.
+///
+/// The reductions' [`ReduceOp`](crate::reduce::ReduceOp) does not fit:
+/// argmin and argmax are not monoids on an element type (their
+/// accumulator is a value with its index, and what is written is the
+/// index alone), so they are no `ReduceOp`s, yet they are segmented
+/// operators.
+pub trait SegmentedOp<T: Scalar>: Copy {
+    /// What is written per segment.
+    type Out: DeviceRepr;
+    /// The kernels' accumulator (sizes their shared memory and status).
+    type Acc: DeviceRepr;
+    /// The operator's part of the kernel names.
+    const NAME: &'static str;
+}
+
+macro_rules! seg_op {
+    ($($op:ident => $name:literal, $out:ty;)*) => {$(
+        impl<T: Scalar> SegmentedOp<T> for $op {
+            type Out = $out;
+            type Acc = $out;
+            const NAME: &'static str = $name;
+        }
+    )*};
+}
+seg_op! {
+    Sum => "sum", T::Acc;
+    Product => "product", T::Acc;
+    Min => "min", T;
+    Max => "max", T;
+}
+impl<T: Scalar> SegmentedOp<T> for ArgMin {
+    type Out = u64;
+    type Acc = Indexed<T::Wide>;
+    const NAME: &'static str = "argmin";
+}
+impl<T: Scalar> SegmentedOp<T> for ArgMax {
+    type Out = u64;
+    type Acc = Indexed<T::Wide>;
+    const NAME: &'static str = "argmax";
+}
+
+/// Reusable temporary storage for segmented reductions (the single-pass
+/// status, double-buffered and zeroed when made, as
+/// [`ScanTemp`](crate::ScanTemp)'s). Make one with [`Segmented::temp`];
+/// storage sized for `len` elements serves any shorter input. Using it
+/// from two streams needs an event between them.
+pub struct SegmentedTemp {
+    buf: DeviceBuffer<u8>,
+    halves: Halves,
+}
+
+impl SegmentedTemp {
+    /// Bytes held.
+    pub fn bytes(&self) -> usize {
+        self.buf.len()
+    }
+}
+
+/// Options of a segmented reduction: block size, whether offsets are
+/// checked; see the [module docs](self).
+#[derive(Clone, Debug)]
+pub struct Segmented<'c> {
+    ctx: &'c Context,
+    block: u32,
+    check: bool,
+}
+
+/// How the segments are given, resolved to device addresses.
+#[derive(Clone, Copy)]
+enum Segs {
+    Offsets(u64),
+    Fixed(u64),
+}
+
+impl Context {
+    /// A segmented reduction with the default options (256 threads,
+    /// offsets checked).
+    pub fn segmented(&self) -> Segmented<'_> {
+        Segmented { ctx: self, block: policy::BLOCK, check: true }
+    }
+
+    /// `output[s]` = the combine of `input[offsets[s] .. offsets[s+1]]`
+    /// (the identity for an empty segment); `offsets` has one more element
+    /// than `output`, non-decreasing, last `<= n`. Waits for the GPU to
+    /// check the offsets (see the [module docs](crate::segmented)).
+    ///
+    /// ```
+    /// use gpuprim::segmented::Min;
+    /// # fn main() -> gpuprim::Result<()> {
+    /// let ctx = gpuprim::Context::new()?;
+    /// let x = ctx.upload(&[5.0f32, -1.0, 3.0, 8.0])?;
+    /// let mut out = ctx.alloc::<f32>(2)?;
+    /// ctx.segmented_reduce(&x, &[0u64, 2, 4][..], &mut out, Min)?;
+    /// assert_eq!(out.to_vec()?, [-1.0, 3.0]);
+    /// let bad = ctx.segmented_reduce(&x, &[0u64, 3, 2][..], &mut out, Min);
+    /// assert!(matches!(bad, Err(gpuprim::Error::InvalidInput { .. })));
+    /// # Ok(()) }
+    /// ```
+    pub fn segmented_reduce<T: Scalar, Op: SegmentedOp<T>>(
+        &self,
+        input: &(impl DeviceInput<T> + ?Sized),
+        offsets: &(impl DeviceInput<u64> + ?Sized),
+        output: &mut (impl DeviceOutput<Op::Out> + ?Sized),
+        op: Op,
+    ) -> Result<()> {
+        self.segmented().reduce(input, offsets, output, op)
+    }
+
+    /// Segments given as separate begin and end offsets (may be in any
+    /// order, may overlap): `output[s]` = the combine of
+    /// `input[begins[s] .. ends[s]]`. Waits for the GPU to check them.
+    ///
+    /// ```
+    /// use gpuprim::segmented::Sum;
+    /// # fn main() -> gpuprim::Result<()> {
+    /// let ctx = gpuprim::Context::new()?;
+    /// let x = ctx.upload(&[1u32, 2, 3, 4])?;
+    /// let mut out = ctx.alloc::<u32>(3)?;
+    /// ctx.segmented_reduce_ranges(&x, &[2u64, 0, 1][..], &[4u64, 4, 1][..], &mut out, Sum)?;
+    /// assert_eq!(out.to_vec()?, [7, 10, 0]);
+    /// # Ok(()) }
+    /// ```
+    pub fn segmented_reduce_ranges<T: Scalar, Op: SegmentedOp<T>>(
+        &self,
+        input: &(impl DeviceInput<T> + ?Sized),
+        begins: &(impl DeviceInput<u64> + ?Sized),
+        ends: &(impl DeviceInput<u64> + ?Sized),
+        output: &mut (impl DeviceOutput<Op::Out> + ?Sized),
+        op: Op,
+    ) -> Result<()> {
+        self.segmented().reduce_ranges(input, begins, ends, output, op)
+    }
+
+    /// Segments of `segment_len` consecutive elements (the last may be
+    /// shorter): `output` has `ceil(n / segment_len)` elements.
+    /// Stream-ordered (nothing to check on the device).
+    ///
+    /// ```
+    /// use gpuprim::segmented::Product;
+    /// # fn main() -> gpuprim::Result<()> {
+    /// let ctx = gpuprim::Context::new()?;
+    /// let x = ctx.upload(&[1i64, 2, 3, 4, 5])?;
+    /// let mut out = ctx.alloc::<i64>(3)?;
+    /// ctx.segmented_reduce_fixed(&x, 2, &mut out, Product)?;
+    /// assert_eq!(out.to_vec()?, [2, 12, 5]);
+    /// # Ok(()) }
+    /// ```
+    pub fn segmented_reduce_fixed<T: Scalar, Op: SegmentedOp<T>>(
+        &self,
+        input: &(impl DeviceInput<T> + ?Sized),
+        segment_len: usize,
+        output: &mut (impl DeviceOutput<Op::Out> + ?Sized),
+        op: Op,
+    ) -> Result<()> {
+        self.segmented().reduce_fixed(input, segment_len, output, op)
+    }
+}
+
+impl<'c> Segmented<'c> {
+    /// Threads per block (256, the only size instantiated; any other gives
+    /// [`Error::UnsupportedBlockSize`]).
+    pub fn block_size(mut self, block: u32) -> Self {
+        self.block = block;
+        self
+    }
+
+    /// Whether offsets and begin/end pairs are checked (default true): the
+    /// call waits for the GPU and returns [`Error::InvalidInput`] for bad
+    /// ones. With `false` the call only queues work; bad segments then
+    /// give unspecified results (no out-of-bounds access, no hang).
+    ///
+    /// ```
+    /// use gpuprim::segmented::Sum;
+    /// # fn main() -> gpuprim::Result<()> {
+    /// let ctx = gpuprim::Context::new()?;
+    /// let x = ctx.upload(&[1i32; 100])?;
+    /// let offsets = ctx.upload(&[0u64, 50, 100])?;
+    /// let mut out = ctx.alloc::<i32>(2)?;
+    /// ctx.segmented().check(false).reduce(&x, &offsets, &mut out, Sum)?; // no wait
+    /// assert_eq!(out.to_vec()?, [50, 50]);
+    /// # Ok(()) }
+    /// ```
+    pub fn check(mut self, yes: bool) -> Self {
+        self.check = yes;
+        self
+    }
+
+    /// [`Context::segmented_reduce`] with these options.
+    pub fn reduce<T: Scalar, Op: SegmentedOp<T>>(
+        &self,
+        input: &(impl DeviceInput<T> + ?Sized),
+        offsets: &(impl DeviceInput<u64> + ?Sized),
+        output: &mut (impl DeviceOutput<Op::Out> + ?Sized),
+        _op: Op,
+    ) -> Result<()> {
+        let offsets = offsets.input(self.ctx)?;
+        self.run::<T, Op>(input, Segs::Offsets(offsets.view.addr()), offsets.view.len(), output, None)
+    }
+
+    /// [`Segmented::reduce`] with caller-provided temporary storage
+    /// ([`Segmented::temp`]): never allocates.
+    ///
+    /// ```
+    /// use gpuprim::segmented::Sum;
+    /// # fn main() -> gpuprim::Result<()> {
+    /// let ctx = gpuprim::Context::new()?;
+    /// let seg = ctx.segmented().check(false);
+    /// let mut temp = seg.temp::<f64, Sum>(1 << 12)?;
+    /// let x = ctx.upload(&vec![0.5f64; 1 << 12])?;
+    /// let offsets = ctx.upload(&[0u64, 1000, 4096])?;
+    /// let mut out = ctx.alloc::<f64>(2)?;
+    /// for _ in 0..3 {
+    ///     seg.reduce_with_temp(&x, &offsets, &mut out, Sum, &mut temp)?;
+    /// }
+    /// assert_eq!(out.to_vec()?, [500.0, 1548.0]);
+    /// # Ok(()) }
+    /// ```
+    pub fn reduce_with_temp<T: Scalar, Op: SegmentedOp<T>>(
+        &self,
+        input: &(impl DeviceInput<T> + ?Sized),
+        offsets: &(impl DeviceInput<u64> + ?Sized),
+        output: &mut (impl DeviceOutput<Op::Out> + ?Sized),
+        _op: Op,
+        temp: &mut SegmentedTemp,
+    ) -> Result<()> {
+        let offsets = offsets.input(self.ctx)?;
+        self.run::<T, Op>(input, Segs::Offsets(offsets.view.addr()), offsets.view.len(), output, Some(temp))
+    }
+
+    /// [`Context::segmented_reduce_ranges`] with these options.
+    pub fn reduce_ranges<T: Scalar, Op: SegmentedOp<T>>(
+        &self,
+        input: &(impl DeviceInput<T> + ?Sized),
+        begins: &(impl DeviceInput<u64> + ?Sized),
+        ends: &(impl DeviceInput<u64> + ?Sized),
+        output: &mut (impl DeviceOutput<Op::Out> + ?Sized),
+        op: Op,
+    ) -> Result<()> {
+        self.ranges(input, begins, ends, output, op, None)
+    }
+
+    /// [`Segmented::reduce_ranges`] with caller-provided temporary storage.
+    pub fn reduce_ranges_with_temp<T: Scalar, Op: SegmentedOp<T>>(
+        &self,
+        input: &(impl DeviceInput<T> + ?Sized),
+        begins: &(impl DeviceInput<u64> + ?Sized),
+        ends: &(impl DeviceInput<u64> + ?Sized),
+        output: &mut (impl DeviceOutput<Op::Out> + ?Sized),
+        op: Op,
+        temp: &mut SegmentedTemp,
+    ) -> Result<()> {
+        self.ranges(input, begins, ends, output, op, Some(temp))
+    }
+
+    /// [`Context::segmented_reduce_fixed`] with these options.
+    pub fn reduce_fixed<T: Scalar, Op: SegmentedOp<T>>(
+        &self,
+        input: &(impl DeviceInput<T> + ?Sized),
+        segment_len: usize,
+        output: &mut (impl DeviceOutput<Op::Out> + ?Sized),
+        _op: Op,
+    ) -> Result<()> {
+        self.run::<T, Op>(input, Segs::Fixed(segment_len as u64), 0, output, None)
+    }
+
+    /// [`Segmented::reduce_fixed`] with caller-provided temporary storage.
+    pub fn reduce_fixed_with_temp<T: Scalar, Op: SegmentedOp<T>>(
+        &self,
+        input: &(impl DeviceInput<T> + ?Sized),
+        segment_len: usize,
+        output: &mut (impl DeviceOutput<Op::Out> + ?Sized),
+        _op: Op,
+        temp: &mut SegmentedTemp,
+    ) -> Result<()> {
+        self.run::<T, Op>(input, Segs::Fixed(segment_len as u64), 0, output, Some(temp))
+    }
+
+    /// Bytes of temporary storage a segmented reduction of up to `len`
+    /// elements of `T` with `Op` needs (any way of giving segments).
+    pub fn temp_bytes<T: Scalar, Op: SegmentedOp<T>>(&self, len: usize) -> Result<usize> {
+        let used = status_used::<Op::Acc>(self.tiles::<T>(len as u64)?).max(RANGES_STATUS);
+        Ok(2 * used)
+    }
+
+    /// Temporary storage for segmented reductions of up to `len` elements
+    /// of `T` with `Op` (zeroed; a stream-ordered fill).
+    pub fn temp<T: Scalar, Op: SegmentedOp<T>>(&self, len: usize) -> Result<SegmentedTemp> {
+        let mut buf = self.ctx.alloc::<u8>(self.temp_bytes::<T, Op>(len)?)?;
+        buf.zero()?;
+        Ok(SegmentedTemp { buf, halves: Halves::zeroed() })
+    }
+
+    /// Tiles of the flat kernel for `n` elements: one more than whole
+    /// tiles, so that position `n` lies in a tile.
+    fn tiles<T>(&self, n: u64) -> Result<u64> {
+        let tile = policy::tile_len::<T>(self.block.clamp(32, 1024));
+        let tiles = n / tile + 1;
+        if tiles > MAX_GRID {
+            return Err(Error::TooLarge {
+                what: "segmented reduction input (one block per tile)",
+                len: n,
+                max: (MAX_GRID - 1) * tile,
+            });
+        }
+        Ok(tiles)
+    }
+
+    /// The flat kernel: offsets (`offsets_len` of them) or fixed lengths.
+    fn run<T: Scalar, Op: SegmentedOp<T>>(
+        &self,
+        input: &(impl DeviceInput<T> + ?Sized),
+        segs: Segs,
+        offsets_len: usize,
+        output: &mut (impl DeviceOutput<Op::Out> + ?Sized),
+        temp: Option<&mut SegmentedTemp>,
+    ) -> Result<()> {
+        let input = input.input(self.ctx)?;
+        let output = output.output(self.ctx)?;
+        let (n, segments) = (input.view.len() as u64, output.view.len() as u64);
+        let what = Instance::of(T::NAME).op(Op::NAME);
+        let task = || format!("segmented `{}` on `{}`", Op::NAME, T::NAME);
+        let kernel = Family("segmented_reduce").get(what, self.block, task)?;
+        let (offsets, seg_len) = match segs {
+            Segs::Offsets(addr) => {
+                if offsets_len as u64 != segments + 1 {
+                    return Err(Error::LengthMismatch {
+                        what: "segment offsets (one more than the output)",
+                        expected: segments as usize + 1,
+                        got: offsets_len,
+                    });
+                }
+                (addr, 0)
+            }
+            Segs::Fixed(len) => {
+                if len == 0 {
+                    return Err(Error::InvalidInput { what: "segment length", reason: "must be at least 1".into() });
+                }
+                let want = n.div_ceil(len);
+                if segments != want {
+                    return Err(Error::LengthMismatch {
+                        what: "segmented output (one per segment of the fixed length)",
+                        expected: want as usize,
+                        got: segments as usize,
+                    });
+                }
+                (0, len)
+            }
+        };
+        if let Some(t) = &temp {
+            self.ctx.check_domain(t.buf.context().domain(), "segmented temporary storage")?;
+        }
+        let tiles = self.tiles::<T>(n)?;
+        if offsets == 0 && segments == 0 {
+            return Ok(());
+        }
+        let used = status_used::<Op::Acc>(tiles);
+        let smem = policy::smem_bytes::<T, Op::Acc>(self.block) as u32;
+        let check = self.check && offsets != 0;
+        let x = input.view.addr();
+        let out = output.view.addr();
+        let launch = |region: Region| {
+            let args = [
+                Arg::Ptr(x),
+                n.into(),
+                Arg::Ptr(offsets),
+                segments.into(),
+                seg_len.into(),
+                Arg::Ptr(out),
+                Arg::Ptr(region.temp),
+                Arg::Ptr(region.spare),
+                (region.spare_bytes as u64 / 8).into(),
+            ];
+            self.clear_first(region)?;
+            let cfg = LaunchConfig { grid: tiles as u32, block: self.block, shared_bytes: smem };
+            // SAFETY: input holds n elements, offsets segments + 1 (checked
+            // above), out segments; temp the zeroed status of `tiles` tiles,
+            // spare the other half; one block per tile, n / tile + 1 tiles,
+            // as the kernel requires.
+            unsafe { self.ctx.launch(kernel.name, cfg, &args)? };
+            if check {
+                self.errors(region.temp, "segment offsets", "not non-decreasing, or the last is past the input")
+            } else {
+                Ok(())
+            }
+        };
+        self.with_region(temp, used, launch)
+    }
+
+    /// The ranges kernel.
+    fn ranges<T: Scalar, Op: SegmentedOp<T>>(
+        &self,
+        input: &(impl DeviceInput<T> + ?Sized),
+        begins: &(impl DeviceInput<u64> + ?Sized),
+        ends: &(impl DeviceInput<u64> + ?Sized),
+        output: &mut (impl DeviceOutput<Op::Out> + ?Sized),
+        _op: Op,
+        temp: Option<&mut SegmentedTemp>,
+    ) -> Result<()> {
+        let input = input.input(self.ctx)?;
+        let (begins, ends) = (begins.input(self.ctx)?, ends.input(self.ctx)?);
+        let output = output.output(self.ctx)?;
+        let (n, segments) = (input.view.len() as u64, output.view.len() as u64);
+        let what = Instance::of(T::NAME).op(Op::NAME);
+        let task = || format!("segmented `{}` on `{}` over begin/end ranges", Op::NAME, T::NAME);
+        let kernel = Family("segmented_ranges").get(what, self.block, task)?;
+        for (what, got) in [("segment begins", begins.view.len()), ("segment ends", ends.view.len())] {
+            if got as u64 != segments {
+                return Err(Error::LengthMismatch { what, expected: segments as usize, got });
+            }
+        }
+        if let Some(t) = &temp {
+            self.ctx.check_domain(t.buf.context().domain(), "segmented temporary storage")?;
+        }
+        if segments == 0 {
+            return Ok(());
+        }
+        let per_block = (self.block / 32) as u64;
+        let full = self.ctx.multiprocessors() as u64 * policy::RANGES_BLOCKS_PER_SM as u64;
+        let grid = segments.div_ceil(per_block).clamp(1, full.max(1));
+        let (x, b, e, out) = (input.view.addr(), begins.view.addr(), ends.view.addr(), output.view.addr());
+        let check = self.check;
+        let launch = |region: Region| {
+            let args = [
+                Arg::Ptr(x),
+                n.into(),
+                Arg::Ptr(b),
+                Arg::Ptr(e),
+                segments.into(),
+                Arg::Ptr(out),
+                Arg::Ptr(region.temp),
+                Arg::Ptr(region.spare),
+                (region.spare_bytes as u64 / 8).into(),
+            ];
+            self.clear_first(region)?;
+            let cfg = LaunchConfig { grid: grid as u32, block: self.block, shared_bytes: 0 };
+            // SAFETY: input holds n elements, begins, ends and out
+            // `segments` each (checked above); temp holds 16 zeroed bytes,
+            // spare is the other half.
+            unsafe { self.ctx.launch(kernel.name, cfg, &args)? };
+            if check {
+                self.errors(region.temp, "segment ranges", "a begin after its end, or an end past the input")
+            } else {
+                Ok(())
+            }
+        };
+        self.with_region(temp, RANGES_STATUS, launch)
+    }
+
+    /// Run `launch` on `used` bytes of zeroed status: in `temp`, or in the
+    /// stream's own storage.
+    fn with_region(
+        &self,
+        temp: Option<&mut SegmentedTemp>,
+        used: usize,
+        launch: impl FnOnce(Region) -> Result<()>,
+    ) -> Result<()> {
+        match temp {
+            Some(t) => {
+                let half = (t.bytes() / 2) & !15;
+                if half < used {
+                    return Err(Error::LengthMismatch {
+                        what: "segmented temporary storage (bytes)",
+                        expected: 2 * used,
+                        got: t.bytes(),
+                    });
+                }
+                t.halves.run(t.buf.addr(), half, used, launch)
+            }
+            None => self.ctx.with_status(used, launch),
+        }
+    }
+
+    /// Zero the region's status first when its history is unknown.
+    fn clear_first(&self, region: Region) -> Result<()> {
+        if region.clear_first > 0 {
+            self.ctx.fill_bytes(region.temp, 0, region.clear_first.div_ceil(16) * 16)?;
+        }
+        Ok(())
+    }
+
+    /// Wait for the launch and read its error count (the `u32` at byte 4
+    /// of its status).
+    fn errors(&self, status: u64, what: &'static str, reason: &str) -> Result<()> {
+        let mut count = [0u8; 4];
+        self.ctx.download_bytes(status + 4, &mut count)?;
+        match u32::from_ne_bytes(count) {
+            0 => Ok(()),
+            k => Err(Error::InvalidInput { what, reason: format!("{reason} (found by {k} thread(s) on the device)") }),
+        }
+    }
+}
+
+fn round16(b: u64) -> u64 {
+    b.div_ceil(16) * 16
+}
+
+/// Status bytes of the flat kernel over `tiles` tiles.
+fn status_used<A>(tiles: u64) -> usize {
+    round16(status_bytes::<A>(tiles)) as usize
+}

@@ -1,0 +1,412 @@
+//! The flat segmented reduction: fixed tiles over the elements, whatever
+//! the segments.
+
+use super::{policy, SegmentedReduction};
+use crate::block::tile::{pad_every, stage_tile_unsynced};
+use crate::gpu::{self, atomic, global, warp as gpu_warp, Shared, WARP_SIZE};
+use crate::ops::{Element, Monoid, Sum};
+use crate::reduce::finish::Accumulators;
+use crate::reduce::reduction::{Raw, Reduction};
+use crate::single_pass::{
+    clear_words, exclusive_prefix, look_back, publish_aggregate, LookBackSmem, TileStatus, PREFIX,
+};
+use crate::warp;
+
+/// No boundary: past the last one.
+const NONE: u64 = u64::MAX;
+
+/// The segment boundaries: `at(k)` for `k` in `0..=segments` is the start
+/// of segment `k` and the end of segment `k - 1`. From an offsets array,
+/// or (`offsets` null) every `seg_len` elements, the last at `n`.
+#[derive(Clone, Copy)]
+pub(crate) struct Bounds {
+    pub(crate) offsets: *const u64,
+    pub(crate) segments: u64,
+    pub(crate) seg_len: u64,
+    pub(crate) n: u64,
+}
+
+impl Bounds {
+    #[inline(always)]
+    fn fixed(&self) -> bool {
+        self.offsets.is_null()
+    }
+
+    /// Boundary `k`, `k <= segments`.
+    #[inline(always)]
+    #[track_caller]
+    unsafe fn at(&self, k: u64) -> u64 {
+        if self.fixed() {
+            let e = k.saturating_mul(self.seg_len);
+            if e < self.n {
+                e
+            } else {
+                self.n
+            }
+        } else {
+            // SAFETY: k <= segments: inside the offsets (caller).
+            unsafe { global::load(self.offsets.add(k as usize)) }
+        }
+    }
+
+    /// Boundary `k`, or [`NONE`] past the last.
+    #[inline(always)]
+    #[track_caller]
+    unsafe fn next(&self, k: u64) -> u64 {
+        // SAFETY: k <= segments.
+        if k <= self.segments {
+            unsafe { self.at(k) }
+        } else {
+            NONE
+        }
+    }
+
+    /// The first `k` in `lo..hi` with `at(k) >= v`, else `hi` (`hi <=
+    /// segments + 1`), by one thread. On offsets that are not sorted the
+    /// answer is some `k` in `lo..=hi`.
+    #[inline(always)]
+    #[track_caller]
+    unsafe fn lower_bound(&self, mut lo: u64, mut hi: u64, v: u64) -> u64 {
+        if self.fixed() {
+            let k = if v > self.n { self.segments + 1 } else { v.div_ceil(self.seg_len) };
+            return k.clamp(lo, hi);
+        }
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            // SAFETY: mid < hi <= segments + 1.
+            if unsafe { self.at(mid) } < v {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+
+    /// [`Self::lower_bound`] by a whole warp (all 32 lanes call it with the
+    /// same arguments; every lane gets the answer): each round the lanes
+    /// read 32 boundaries spread over the range at once and keep the
+    /// 32nd of it where the answer lies, so `log32` dependent round trips
+    /// instead of `log2`.
+    #[inline(always)]
+    #[track_caller]
+    unsafe fn warp_lower_bound(&self, mut lo: u64, mut hi: u64, v: u64) -> u64 {
+        if self.fixed() {
+            // SAFETY: forwarded.
+            return unsafe { self.lower_bound(lo, hi, v) };
+        }
+        let lane = gpu::lane() as u64;
+        let w = WARP_SIZE as u64;
+        while hi - lo > w {
+            let m = hi - lo;
+            // Probes lo = k_0 < k_1 < ... < k_31 < hi (m > 32).
+            // SAFETY: k < hi <= segments + 1.
+            let below = unsafe { self.at(lo + lane * m / w) } < v;
+            let c = warp::reduce_all::<u32, Sum>(below as u32) as u64;
+            if c == 0 {
+                return lo;
+            }
+            // The answer lies after k_{c-1} and at or before k_c.
+            let new_hi = if c == w { hi } else { lo + c * m / w };
+            lo += (c - 1) * m / w + 1;
+            hi = new_hi;
+        }
+        // SAFETY: lo + lane < hi.
+        let below = lane < hi - lo && unsafe { self.at(lo + lane) } < v;
+        lo + warp::reduce_all::<u32, Sum>(below as u32) as u64
+    }
+}
+
+/// Fill for the part of a tile past the input (never combined: the walk
+/// stops at `n`).
+#[derive(Clone, Copy)]
+struct Fill;
+impl<T: Element> Monoid<T> for Fill {
+    #[inline(always)]
+    fn identity() -> T {
+        T::ZERO
+    }
+    #[inline(always)]
+    fn combine(a: T, _b: T) -> T {
+        a
+    }
+}
+
+/// Element `p` of the input (staged at `i` of the tile) as an accumulator.
+#[inline(always)]
+#[track_caller]
+unsafe fn item<R: SegmentedReduction, const ITEMS: usize>(tile: Shared<R::In>, i: usize, p: u64) -> R::Acc {
+    // SAFETY: inside the staged tile (caller).
+    let x = unsafe { tile.load(i + i / pad_every::<R::In>(ITEMS)) };
+    R::lift::<1>(&Raw { a: [x], b: [x] }, 0, p)
+}
+
+/// Walk a thread's `ITEMS` positions from `p0` (staged from `local0` on),
+/// `k` the first boundary at or after `p0`, combining into `run`. At each
+/// boundary the segment that ends there is finished (written when `WRITE`:
+/// with `run`, and every empty segment at the same place with the
+/// identity) and `run` restarts. Returns whether any boundary was met and
+/// `run` after the last element.
+#[inline(always)]
+#[track_caller]
+unsafe fn walk<R: SegmentedReduction, const ITEMS: usize, const WRITE: bool>(
+    b: &Bounds,
+    tile: Shared<R::In>,
+    local0: usize,
+    p0: u64,
+    mut k: u64,
+    mut run: R::Acc,
+    out: *mut R::Out,
+) -> (bool, R::Acc) {
+    // SAFETY (boundaries, outputs): k <= segments + 1 throughout, and
+    // writes go to segments k - 1 < segments; (tile) inside the staged tile.
+    let mut next = unsafe { b.next(k) };
+    let mut reset = false;
+    for j in 0..ITEMS {
+        let p = p0 + j as u64;
+        if next == p {
+            reset = true;
+            if WRITE && k >= 1 {
+                let start = if R::NEEDS_START { unsafe { b.at(k - 1) } } else { 0 };
+                unsafe { global::store(out.add((k - 1) as usize), R::out(run, start, false)) };
+            }
+            k += 1;
+            next = unsafe { b.next(k) };
+            while next == p {
+                // Segment k - 1 starts and ends here: empty.
+                if WRITE {
+                    unsafe { global::store(out.add((k - 1) as usize), R::out(R::identity(), p, true)) };
+                }
+                k += 1;
+                next = unsafe { b.next(k) };
+            }
+            run = R::identity();
+        }
+        if p < b.n {
+            run = R::combine(run, unsafe { item::<R, ITEMS>(tile, local0 + j, p) });
+        }
+    }
+    (reset, run)
+}
+
+/// Inclusive segmented scan across a warp of `(reset, value)` pairs:
+/// `(f1, x1) . (f2, x2) = (f1 | f2, if f2 { x2 } else { x1 + x2 })`, the
+/// flag and the value shuffled apart (the value may be 16 bytes).
+#[inline(always)]
+#[track_caller]
+fn warp_seg_scan<R: Reduction>(mut f: u32, mut x: R::Acc) -> (u32, R::Acc) {
+    let lane = gpu::lane();
+    let mut off = 1;
+    while off < WARP_SIZE {
+        let uf = gpu_warp::shfl_up(f, off);
+        let ux = gpu_warp::shfl_up(x, off);
+        if lane >= off {
+            if f == 0 {
+                x = R::combine(ux, x);
+            }
+            f |= uf;
+        }
+        off *= 2;
+    }
+    (f, x)
+}
+
+/// Exclusive segmented scan of one `(reset, value)` pair per thread across
+/// the block (as [`crate::block::scan::exclusive_scan`]: warps, then the
+/// warp totals). Returns the thread's exclusive pair and the block's total
+/// pair. One barrier; `vslots` and `fslots` hold 32 each.
+#[inline(always)]
+#[track_caller]
+fn block_seg_scan<R: Reduction, const B: u32>(
+    reset: bool,
+    v: R::Acc,
+    vslots: Shared<R::Acc>,
+    fslots: Shared<u32>,
+) -> (bool, R::Acc, bool, R::Acc) {
+    let (lane, w) = (gpu::lane(), gpu::warp_idx());
+    let (f, x) = warp_seg_scan::<R>(reset as u32, v);
+    let (uf, ux) = (gpu_warp::shfl_up(f, 1), gpu_warp::shfl_up(x, 1));
+    let (ef, ex) = if lane == 0 { (0, R::identity()) } else { (uf, ux) };
+    let warps = B / WARP_SIZE;
+    if warps == 1 {
+        let (tf, tx) = (gpu_warp::shfl_idx(f, WARP_SIZE - 1), gpu_warp::shfl_idx(x, WARP_SIZE - 1));
+        return (ef != 0, ex, tf != 0, tx);
+    }
+    if lane == WARP_SIZE - 1 {
+        // SAFETY: w < 32 slots.
+        unsafe {
+            vslots.store(w as usize, x);
+            fslots.store(w as usize, f);
+        }
+    }
+    gpu::sync_threads();
+    // SAFETY: lane < warps, written before the barrier.
+    let (tf, tx) = if lane < warps {
+        unsafe { (fslots.load(lane as usize), vslots.load(lane as usize)) }
+    } else {
+        (0, R::identity())
+    };
+    let (sf, sx) = warp_seg_scan::<R>(tf, tx);
+    let before = if w == 0 { 0 } else { w - 1 };
+    let (pf, px) = (gpu_warp::shfl_idx(sf, before), gpu_warp::shfl_idx(sx, before));
+    let (wf, wx) = if w == 0 { (0, R::identity()) } else { (pf, px) };
+    let (totf, totx) = (gpu_warp::shfl_idx(sf, warps - 1), gpu_warp::shfl_idx(sx, warps - 1));
+    let x = if ef != 0 { ex } else { R::combine(wx, ex) };
+    ((wf | ef) != 0, x, totf != 0, totx)
+}
+
+/// One result per segment, flat over the elements: tiles of `B x ITEMS`
+/// positions, whatever the segment lengths.
+///
+/// ```text
+/// positions   a ............................................. a+B*ITEMS
+/// boundaries  |      |  |         |                |             (at(k))
+/// thread t    [ items p0 .. p0+ITEMS )  walks them, meets boundaries
+///
+/// pass 1  each thread: (met a boundary?, combine since its last one)
+/// scan    block-wide exclusive scan of those pairs (a boundary resets)
+/// tile    total pair -> look-back: a tile with a boundary publishes its
+///         inclusive PREFIX at once (it resets); one without publishes
+///         its AGGREGATE and looks back like the scan
+/// carry   the combine since the last boundary before the tile
+/// pass 3  threads that met a boundary walk again from
+///         (carry .) their exclusive value; at boundary k they write
+///         segment k-1, and the identity for empty segments there
+/// ```
+/// Segment `s` is written by the thread that holds position `end(s)`
+/// (`offsets[s+1]`), even when all its elements lie in earlier tiles, so
+/// every segment is written once; the grid has `n / (B*ITEMS) + 1`
+/// tiles so that position `n` has a thread. Elements before `offsets[0]`
+/// or from `offsets[S]` on belong to no segment: they only ever flow into
+/// a combine that is never written.
+///
+/// The tile's loads go out first ([`stage_tile_unsynced`], 16-byte loads
+/// for whole tiles); while they are in flight two warps find the tile's
+/// range of boundaries with a 32-way search of the offsets and each
+/// thread then finds its first boundary by binary search inside it (L1).
+/// Threads that meet no boundary (inside a long segment) reduce their
+/// items straight and skip pass 3, so long segments cost what a plain
+/// reduction does; a tiny segment costs one compare per element and a
+/// write.
+///
+/// **Offsets are checked** in the same pass: each tile checks the pairs
+/// `offsets[k] <= offsets[k+1]` for the `k` of its own range (the ranges
+/// of consecutive tiles chain, so together they cover every pair even
+/// when the offsets are not sorted), and the last tile `offsets[S] <= n`.
+/// A violation increments the `u32` at byte 4 of `temp` (padding of the
+/// status header); the results are then unspecified, but every access
+/// stays in bounds and every loop ends.
+///
+/// Parameters: `input` of `n` elements; `offsets` of `segments + 1`
+/// (null: segments of `seg_len` > 0, `segments = ceil(n / seg_len)`);
+/// `out` of `segments`; `temp` the single-pass status of the grid
+/// ([`status_bytes`](crate::single_pass::status_bytes)), zeroed;
+/// `spare`/`spare_words` the other half of double-buffered storage, zeroed
+/// here for the next launch. Shared memory:
+/// [`policy::smem_bytes`]`::<In, Acc>(B)`.
+///
+/// # Safety
+/// As described: buffers of those sizes, one block per tile, the grid as
+/// above, `temp` zeroed and disjoint from `spare`.
+pub unsafe fn segmented_reduce<R: SegmentedReduction, const B: u32, const ITEMS: usize>(
+    input: *const R::In,
+    n: u64,
+    offsets: *const u64,
+    segments: u64,
+    seg_len: u64,
+    out: *mut R::Out,
+    temp: *mut u64,
+    spare: *mut u64,
+    spare_words: u64,
+) {
+    // SAFETY: the caller's contract on `spare`.
+    unsafe { clear_words::<B>(spare, spare_words) };
+    let (tid, lane, w) = (gpu::thread_idx(), gpu::lane(), gpu::warp_idx());
+    let tile_len = B as u64 * ITEMS as u64;
+    let status = TileStatus::<R::Acc>::new(temp);
+    let errors = (temp as *mut u32).wrapping_add(1);
+    let [values_at, flags_at, look_at, bounds_at] = policy::smem_layout::<R::In, R::Acc>(B);
+    let base = Shared::<u8>::dynamic();
+    let tile_s = base.after::<R::In>(0);
+    let vslots = base.after::<R::Acc>(values_at);
+    let fslots = base.after::<u32>(flags_at);
+    let look = LookBackSmem::<R::Acc>::carve(base.after::<R::Acc>(look_at));
+    let kbounds = base.after::<u64>(bounds_at);
+    let b = Bounds { offsets, segments, seg_len, n };
+    // SAFETY (shared accesses): inside the carved parts; (status) tiles
+    // below the grid, each (tile, flag) published once, by thread 0;
+    // (boundaries) indices <= segments.
+    let tile = unsafe { status.take_ticket(look.ticket) };
+    let last = tile == gpu::grid_dim() - 1;
+    let a = tile as u64 * tile_len;
+    unsafe { stage_tile_unsynced::<R::In, Fill, B, ITEMS>(input, n, a, tile_s) };
+    // The tile's boundaries: klo..=khi, first at or after a and a + tile_len.
+    let warps = B / WARP_SIZE;
+    if w == 0 {
+        let lo = if tile == 0 { 0 } else { unsafe { b.warp_lower_bound(0, segments + 1, a) } };
+        if lane == 0 {
+            unsafe { kbounds.store(0, lo) };
+        }
+    }
+    if w == warps - 1 {
+        let hi = if last { segments + 1 } else { unsafe { b.warp_lower_bound(0, segments + 1, a + tile_len) } };
+        if lane == 0 {
+            unsafe { kbounds.store(1, hi) };
+        }
+    }
+    gpu::sync_threads();
+    let (klo, khi) = unsafe { (kbounds.load(0), kbounds.load(1)) };
+    if !b.fixed() {
+        let mut bad = klo > khi;
+        let top = if khi < segments { khi } else { segments };
+        let mut k = klo + tid as u64;
+        while k < top {
+            bad |= unsafe { b.at(k) > b.at(k + 1) };
+            k += B as u64;
+        }
+        if last && tid == 0 {
+            bad |= unsafe { b.at(segments) } > n;
+        }
+        if bad {
+            unsafe { atomic::add(errors, 1u32) };
+        }
+    }
+    let local0 = tid as usize * ITEMS;
+    let p0 = a + local0 as u64;
+    let k0 = unsafe { b.lower_bound(klo, if khi > klo { khi } else { klo }, p0) };
+    // Pass 1. Without a boundary among its positions a thread reduces its
+    // items straight.
+    let first = unsafe { b.next(k0) };
+    let (reset, tail) = if first >= p0 + ITEMS as u64 {
+        let mut run = R::identity();
+        for j in 0..ITEMS {
+            let p = p0 + j as u64;
+            if p < n {
+                run = R::combine(run, unsafe { item::<R, ITEMS>(tile_s, local0 + j, p) });
+            }
+        }
+        (false, run)
+    } else {
+        unsafe { walk::<R, ITEMS, false>(&b, tile_s, local0, p0, k0, R::identity(), out) }
+    };
+    let (ex_reset, ex_value, tile_reset, tile_value) = block_seg_scan::<R, B>(reset, tail, vslots, fslots);
+    // The carry into the tile: the combine since the last boundary before it.
+    let carry = if tile == 0 {
+        unsafe { publish_aggregate(&status, 0, tile_value) };
+        R::identity()
+    } else if tile_reset {
+        // Its inclusive value starts at its last boundary: a PREFIX now.
+        if tid == 0 {
+            unsafe { status.publish(tile, PREFIX, tile_value, None) };
+        }
+        unsafe { look_back::<R::Acc, Accumulators<R>, B>(&status, tile, look.slots, look.flags, look.near) }
+    } else {
+        unsafe { publish_aggregate(&status, tile, tile_value) };
+        unsafe { exclusive_prefix::<R::Acc, Accumulators<R>, B>(&status, tile, tile_value, &look) }
+    };
+    // Pass 3: only threads that met a boundary write anything.
+    if reset {
+        let start = if ex_reset { ex_value } else { R::combine(carry, ex_value) };
+        unsafe { walk::<R, ITEMS, true>(&b, tile_s, local0, p0, k0, start, out) };
+    }
+}

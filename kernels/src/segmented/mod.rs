@@ -1,0 +1,88 @@
+//! Segmented reductions: one result per segment of the input, for
+//! segments given by offsets, by begin/end pairs, or of a fixed length.
+//!
+//! | kernel | segments | technique |
+//! |---|---|---|
+//! | [`flat::segmented_reduce`] | sorted offsets, or fixed length | fixed tiles over the *elements*, carries through the decoupled look-back |
+//! | [`ranges::segmented_ranges`] | any begin/end pairs | one warp per segment |
+//!
+//! The flat kernel does the same work per element whatever the segment
+//! lengths: many tiny segments, a few huge ones and any mix run at one
+//! speed (CUB's one-block-per-segment `DeviceSegmentedReduce` idles most
+//! of each block on tiny segments). What a segment combines to is a
+//! [`Reduction`] (sum, product, min, max over [`Plain`], argmin/argmax
+//! over [`Arg`]); [`SegmentedReduction::out`] turns a segment's
+//! accumulator into what is written.
+//!
+//! Entry names: `segmented_reduce_{op}_{type}_b256`,
+//! `segmented_ranges_{op}_{type}_b256`.
+
+pub mod flat;
+pub mod policy;
+pub mod ranges;
+
+#[allow(unused_imports)]
+use crate::ops::*;
+use crate::reduce::reduction::{Arg, Extreme, Indexed, Plain, Reduction};
+#[allow(unused_imports)]
+use crate::reduce::reduction::{Largest, Smallest};
+use flat::segmented_reduce;
+use ranges::segmented_ranges;
+
+/// What a segmented kernel writes for a segment.
+pub trait SegmentedReduction: Reduction<In: Element> {
+    /// The type written per segment.
+    type Out: Copy;
+    /// Whether [`Self::out`] uses the segment's first index.
+    const NEEDS_START: bool = false;
+    /// The result for a segment with accumulator `acc`, first index `start`
+    /// (when [`Self::NEEDS_START`]), empty or not.
+    fn out(acc: Self::Acc, start: u64, empty: bool) -> Self::Out;
+}
+
+/// Sum, product, min, max: the accumulator itself (the identity for an
+/// empty segment).
+impl<T: Element, Op: Accumulate<T>> SegmentedReduction for Plain<T, Op> {
+    type Out = Op::Acc;
+    #[inline(always)]
+    fn out(acc: Op::Acc, _start: u64, _empty: bool) -> Op::Acc {
+        acc
+    }
+}
+
+/// Argmin/argmax: the index (into the whole input) of the segment's first
+/// extreme element; `u64::MAX` for an empty segment, the segment's first
+/// index when every element is NaN (as the whole-input argmin does).
+impl<T: Element, E: Extreme> SegmentedReduction for Arg<T, E> {
+    type Out = u64;
+    const NEEDS_START: bool = true;
+    #[inline(always)]
+    fn out(acc: Indexed<T::Wide>, start: u64, empty: bool) -> u64 {
+        if empty {
+            u64::MAX
+        } else if acc.index == u64::MAX {
+            start
+        } else {
+            acc.index
+        }
+    }
+}
+
+const _: () = assert!(policy::BLOCK == 256 && policy::RANGES_BLOCK == 256, "the entries! lists below say 256");
+
+entries! {
+    segmented_reduce(input: *const T, n: u64, offsets: *const u64, segments: u64, seg_len: u64,
+         out: *mut <Op as SegmentedReduction>::Out, temp: *mut u64, spare: *mut u64, spare_words: u64)
+        => segmented_reduce::<Op, {B}, { policy::items::<T>() }>;
+        ops [sum = Plain<T, Sum>, product = Plain<T, Product>, min = Plain<T, Min>, max = Plain<T, Max>,
+             argmin = Arg<T, Smallest>, argmax = Arg<T, Largest>]
+        types [i32, u32, i64, u64, f32, f64]
+        blocks [256];
+    segmented_ranges(input: *const T, n: u64, begins: *const u64, ends: *const u64, segments: u64,
+         out: *mut <Op as SegmentedReduction>::Out, temp: *mut u64, spare: *mut u64, spare_words: u64)
+        => segmented_ranges::<Op, {B}>;
+        ops [sum = Plain<T, Sum>, product = Plain<T, Product>, min = Plain<T, Min>, max = Plain<T, Max>,
+             argmin = Arg<T, Smallest>, argmax = Arg<T, Largest>]
+        types [i32, u32, i64, u64, f32, f64]
+        blocks [256];
+}

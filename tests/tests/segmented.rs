@@ -1,0 +1,471 @@
+//! Segmented reductions against CPU references: offsets (random lengths
+//! with empty segments and gaps, runs of 1, one segment of everything),
+//! fixed lengths at tile edges, begin/end ranges in any order; every
+//! operator on every type; invalid offsets, lengths and block sizes as
+//! typed errors. Outputs are poisoned before each call; integers, min/max,
+//! argmin/argmax and float sums of multiples of 1/4 are exact and
+//! compared bit for bit; float products against an f64 reference.
+
+// `!(err <= bound)` on purpose: a NaN result must fail the comparison.
+#![allow(clippy::neg_cmp_op_on_partial_ord)]
+
+use gpuprim::segmented::{ArgMax, ArgMin, Max, Min, Product, SegmentedOp, Sum};
+use gpuprim::{BackendKind, Context, DeviceRepr, Error, Scalar, Segmented};
+use gpuprim_kernels::segmented::policy;
+use gpuprim_tests::{backend_test, cases, check};
+use proptest::prelude::*;
+
+/// splitmix64: fast, seeded, good enough for test data.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, k: u64) -> u64 {
+        self.next() % k.max(1)
+    }
+}
+
+/// An element type with test inputs and CPU references.
+trait TestType: Scalar + PartialOrd {
+    /// Random element: integers from all their bits (small ones for
+    /// products, so they do not all wrap to zero), floats multiples of 1/4
+    /// (few distinct values, so argmin/argmax see ties).
+    fn draw(rng: &mut Rng, small: bool) -> Self;
+    /// Whether the reference sum is exact (not for float products).
+    fn close(got: Self::Acc, want: f64, terms: usize) -> bool;
+    fn wide(self) -> f64;
+    fn sum(a: Self::Acc, b: Self) -> Self::Acc;
+    fn mul(a: Self::Acc, b: Self) -> Self::Acc;
+    fn zero() -> Self::Acc;
+    fn one() -> Self::Acc;
+}
+
+macro_rules! int_type {
+    ($($t:ty),*) => {$(
+        impl TestType for $t {
+            fn draw(rng: &mut Rng, small: bool) -> Self {
+                if small { (rng.below(5) as $t) | 1 } else { rng.next() as $t }
+            }
+            fn close(_: $t, _: f64, _: usize) -> bool { unreachable!() }
+            fn wide(self) -> f64 { self as f64 }
+            fn sum(a: $t, b: $t) -> $t { a.wrapping_add(b) }
+            fn mul(a: $t, b: $t) -> $t { a.wrapping_mul(b) }
+            fn zero() -> $t { 0 }
+            fn one() -> $t { 1 }
+        }
+    )*};
+}
+int_type!(i32, u32, i64, u64);
+
+macro_rules! float_type {
+    ($($t:ty),*) => {$(
+        impl TestType for $t {
+            fn draw(rng: &mut Rng, small: bool) -> Self {
+                if small {
+                    // Near 1, so products of thousands stay finite.
+                    1.0 + (rng.below(64) as $t - 32.0) / 4096.0
+                } else {
+                    (rng.below(64) as $t - 32.0) / 4.0
+                }
+            }
+            fn close(got: $t, want: f64, terms: usize) -> bool {
+                let bound = 2.0 * (terms as f64 + 2.0) * <$t>::EPSILON as f64 * want.abs() + f64::MIN_POSITIVE;
+                (got as f64 - want).abs() <= bound
+            }
+            fn wide(self) -> f64 { self as f64 }
+            fn sum(a: $t, b: $t) -> $t { a + b }
+            fn mul(a: $t, b: $t) -> $t { a * b }
+            fn zero() -> $t { 0.0 }
+            fn one() -> $t { 1.0 }
+        }
+    )*};
+}
+float_type!(f32, f64);
+
+/// An operator with its CPU reference for one segment `x[start..end]`.
+trait TestOp<T: TestType>: SegmentedOp<T, Out: PartialEq> + Default {
+    const SMALL: bool = false;
+    /// Whether the result of segment `x[start..]` is right.
+    fn verify(x: &[T], start: usize, got: Self::Out) -> Result<(), String>;
+}
+
+fn exact<O: PartialEq + std::fmt::Debug>(got: O, want: O) -> Result<(), String> {
+    if got == want {
+        Ok(())
+    } else {
+        Err(format!("got {got:?}, want {want:?}"))
+    }
+}
+
+impl<T: TestType> TestOp<T> for Sum
+where
+    Sum: SegmentedOp<T, Out = T::Acc>,
+    T::Acc: PartialEq,
+{
+    fn verify(x: &[T], _: usize, got: T::Acc) -> Result<(), String> {
+        exact(got, x.iter().fold(T::zero(), |a, &b| T::sum(a, b)))
+    }
+}
+impl<T: TestType> TestOp<T> for Product
+where
+    Product: SegmentedOp<T, Out = T::Acc>,
+    T::Acc: PartialEq,
+{
+    const SMALL: bool = true;
+    fn verify(x: &[T], _: usize, got: T::Acc) -> Result<(), String> {
+        let want = x.iter().fold(T::one(), |a, &b| <T as TestType>::mul(a, b));
+        if T::NAME.starts_with('f') {
+            let wide: f64 = x.iter().map(|v| v.wide()).product();
+            if T::close(got, wide, x.len()) {
+                Ok(())
+            } else {
+                Err(format!("got {got:?}, want {wide}"))
+            }
+        } else {
+            exact(got, want)
+        }
+    }
+}
+impl<T: TestType> TestOp<T> for Min
+where
+    Min: SegmentedOp<T, Out = T>,
+{
+    fn verify(x: &[T], _: usize, got: T) -> Result<(), String> {
+        exact(got, x.iter().fold(T::HIGHEST, |a, &b| if b < a { b } else { a }))
+    }
+}
+impl<T: TestType> TestOp<T> for Max
+where
+    Max: SegmentedOp<T, Out = T>,
+{
+    fn verify(x: &[T], _: usize, got: T) -> Result<(), String> {
+        exact(got, x.iter().fold(T::LOWEST, |a, &b| if b > a { b } else { a }))
+    }
+}
+/// Index of the first extreme element (global), or `u64::MAX` when empty.
+fn first_extreme<T: TestType>(x: &[T], start: usize, better: impl Fn(T, T) -> bool) -> u64 {
+    let mut best: Option<usize> = None;
+    for (i, &v) in x.iter().enumerate() {
+        if best.is_none_or(|b| better(v, x[b])) {
+            best = Some(i);
+        }
+    }
+    best.map_or(u64::MAX, |b| (start + b) as u64)
+}
+impl<T: TestType> TestOp<T> for ArgMin
+where
+    ArgMin: SegmentedOp<T, Out = u64>,
+{
+    fn verify(x: &[T], start: usize, got: u64) -> Result<(), String> {
+        exact(got, first_extreme(x, start, |a, b| a < b))
+    }
+}
+impl<T: TestType> TestOp<T> for ArgMax
+where
+    ArgMax: SegmentedOp<T, Out = u64>,
+{
+    fn verify(x: &[T], start: usize, got: u64) -> Result<(), String> {
+        exact(got, first_extreme(x, start, |a, b| a > b))
+    }
+}
+
+fn fail(e: Error) -> TestCaseError {
+    TestCaseError::fail(e.to_string())
+}
+
+fn data<T: TestType, Op: TestOp<T>>(n: usize, seed: u64) -> Vec<T> {
+    let mut rng = Rng(seed);
+    (0..n).map(|_| T::draw(&mut rng, Op::SMALL)).collect()
+}
+
+/// Check every segment `[begin, end)` of `got`.
+fn verify_all<T: TestType, Op: TestOp<T>>(x: &[T], segs: &[(usize, usize)], got: &[Op::Out]) -> Result<(), String> {
+    assert_eq!(segs.len(), got.len());
+    for (s, (&(b, e), &g)) in segs.iter().zip(got).enumerate() {
+        Op::verify(&x[b..e], b, g).map_err(|m| {
+            format!("`{}` on {}, segment {s} of {} ([{b}, {e}) of {}): {m}", Op::NAME, T::NAME, segs.len(), x.len())
+        })?;
+    }
+    Ok(())
+}
+
+/// Reduce `x` over `offsets` on the device (output poisoned first) and
+/// check it.
+fn run_offsets<T: TestType, Op: TestOp<T>>(
+    ctx: &Context,
+    seg: &Segmented,
+    x: &[T],
+    offsets: &[u64],
+) -> Result<(), TestCaseError> {
+    let input = ctx.upload(x).map_err(fail)?;
+    let offs = ctx.upload(offsets).map_err(fail)?;
+    let mut out = ctx.alloc::<Op::Out>(offsets.len() - 1).map_err(fail)?;
+    out.poison().map_err(fail)?;
+    seg.reduce(&input, &offs, &mut out, Op::default()).map_err(fail)?;
+    let segs: Vec<(usize, usize)> = offsets.windows(2).map(|w| (w[0] as usize, w[1] as usize)).collect();
+    verify_all::<T, Op>(x, &segs, &out.to_vec().map_err(fail)?).map_err(TestCaseError::fail)
+}
+
+/// Offsets over `n` elements from random lengths: mostly around `mean`,
+/// some empty, with a gap before the first and after the last.
+fn random_offsets(n: usize, mean: usize, seed: u64) -> Vec<u64> {
+    let mut rng = Rng(seed ^ 0x5EED);
+    let mut at = rng.below((n / 8 + 1) as u64) as usize;
+    let end = n - rng.below((n / 8 + 1) as u64) as usize;
+    let mut offsets = vec![at as u64];
+    while at < end {
+        let len = match rng.below(8) {
+            0 => 0,
+            1 => 1,
+            2 => rng.below(4 * mean as u64 + 1) as usize,
+            _ => rng.below(2 * mean as u64 + 1) as usize,
+        };
+        at = (at + len).min(end);
+        offsets.push(at as u64);
+    }
+    offsets
+}
+
+/// Tile length of the flat kernel for `T`.
+fn tile<T>() -> usize {
+    policy::tile_len::<T>(policy::BLOCK) as usize
+}
+
+/// Random offsets over inputs around the tile edges, every mean length
+/// from runs of 1 to segments spanning tiles.
+fn offsets_property<T: TestType, Op: TestOp<T>>(ctx: &Context, cases_n: u32) {
+    let t = tile::<T>();
+    let max = if ctx.backend() == BackendKind::Cuda { 1 << 22 } else { 3 * t + 5 };
+    let sizes = prop_oneof![
+        1 => proptest::sample::select(vec![0, 1, 31, 32, 33, t - 1, t, t + 1, 2 * t + 3]),
+        1 => 0..=max,
+    ];
+    let means = proptest::sample::select(vec![1usize, 3, 16, 100, 512, t, 3 * t]);
+    let seg = ctx.segmented();
+    check(cases_n, (sizes, means, any::<u64>()), |(n, mean, seed)| {
+        let x = data::<T, Op>(n, seed);
+        run_offsets::<T, Op>(ctx, &seg, &x, &random_offsets(n, mean, seed))
+    });
+}
+
+backend_test!(offsets_every_operator_and_type, |ctx| {
+    let k = cases(ctx, 3, 12);
+    macro_rules! all {
+        ($($op:ty => [$($t:ty),*];)*) => {$($( offsets_property::<$t, $op>(ctx, k); )*)*};
+    }
+    all! {
+        Sum => [i32, u32, i64, u64, f32, f64];
+        Product => [i32, u64, f32, f64];
+        Min => [i32, u32, i64, u64, f32, f64];
+        Max => [i32, u32, i64, u64, f32, f64];
+        ArgMin => [i32, u32, i64, u64, f32, f64];
+        ArgMax => [i32, u32, i64, u64, f32, f64];
+    }
+});
+
+backend_test!(headline_sum_many_cases, |ctx| {
+    offsets_property::<i32, Sum>(ctx, cases(ctx, 12, 64));
+    offsets_property::<f32, Sum>(ctx, cases(ctx, 12, 64));
+});
+
+backend_test!(edge_segmentations, |ctx| {
+    let seg = ctx.segmented();
+    let t = tile::<i32>() as u64;
+    let n = (2 * t + 77) as usize;
+    let x = data::<i32, Sum>(n, 7);
+    let cases: Vec<(&str, Vec<u64>)> = vec![
+        ("all one segment", vec![0, n as u64]),
+        ("runs of 1", (0..=n as u64).collect()),
+        ("empty segments everywhere", (0..=n as u64).flat_map(|i| [i, i]).collect()),
+        ("only empty segments", vec![5; 40]),
+        ("empty at the very end", vec![0, 100, n as u64, n as u64, n as u64]),
+        ("empty at the start", vec![0, 0, 0, 17, n as u64]),
+        ("gaps before and after", vec![100, 200, n as u64 - 300]),
+        ("boundaries on tile edges", vec![0, t - 1, t, t + 1, 2 * t, n as u64]),
+        ("a segment from tile 0 into tile 2", vec![3, 2 * t + 5, n as u64]),
+        ("no segments", vec![10]),
+    ];
+    for (what, offsets) in cases {
+        for_ops(ctx, &seg, &x, &offsets).unwrap_or_else(|e| panic!("{what}: {e}"));
+    }
+    // No input at all: every segment empty.
+    for_ops(ctx, &seg, &[], &[0, 0, 0]).unwrap();
+    for_ops(ctx, &seg, &[], &[0]).unwrap();
+});
+
+/// Sum, min and argmax of `x` over `offsets`.
+fn for_ops(ctx: &Context, seg: &Segmented, x: &[i32], offsets: &[u64]) -> Result<(), TestCaseError> {
+    run_offsets::<i32, Sum>(ctx, seg, x, offsets)?;
+    run_offsets::<i32, Min>(ctx, seg, x, offsets)?;
+    run_offsets::<i32, ArgMax>(ctx, seg, x, offsets)
+}
+
+/// Fixed lengths at tile edges, on `T`.
+fn fixed_lengths<T: TestType, Op: TestOp<T>>(ctx: &Context) {
+    let t = tile::<T>();
+    let seg = ctx.segmented();
+    for n in [0, 1, 31, 33, t - 1, t, t + 1, 2 * t + 3] {
+        for len in [1, 2, 31, 32, 33, t - 1, t, t + 1, 3 * t] {
+            let x = data::<T, Op>(n, (n * 31 + len) as u64);
+            let s = n.div_ceil(len);
+            let input = ctx.upload(&x).unwrap();
+            let mut out = ctx.alloc::<Op::Out>(s).unwrap();
+            out.poison().unwrap();
+            seg.reduce_fixed(&input, len, &mut out, Op::default()).unwrap();
+            let segs: Vec<(usize, usize)> = (0..s).map(|k| (k * len, ((k + 1) * len).min(n))).collect();
+            verify_all::<T, Op>(&x, &segs, &out.to_vec().unwrap())
+                .unwrap_or_else(|e| panic!("n {n}, length {len}: {e}"));
+        }
+    }
+}
+
+backend_test!(fixed_lengths_at_tile_edges, |ctx| {
+    fixed_lengths::<i32, Sum>(ctx);
+    fixed_lengths::<f64, Max>(ctx);
+    fixed_lengths::<u32, ArgMin>(ctx);
+});
+
+/// Random begin/end pairs, overlapping and in any order.
+fn ranges_property<T: TestType, Op: TestOp<T>>(ctx: &Context, cases_n: u32) {
+    let max: usize = if ctx.backend() == BackendKind::Cuda { 1 << 20 } else { 5000 };
+    let seg = ctx.segmented();
+    check(cases_n, (0..=max, 0usize..300, any::<u64>()), |(n, s, seed)| {
+        let x = data::<T, Op>(n, seed);
+        let mut rng = Rng(seed ^ 77);
+        let segs: Vec<(usize, usize)> = (0..s)
+            .map(|_| {
+                let b = rng.below(n as u64 + 1) as usize;
+                let len = if rng.below(4) == 0 { 0 } else { rng.below((n - b) as u64 + 1) as usize };
+                (b, b + len)
+            })
+            .collect();
+        let begins: Vec<u64> = segs.iter().map(|s| s.0 as u64).collect();
+        let ends: Vec<u64> = segs.iter().map(|s| s.1 as u64).collect();
+        let input = ctx.upload(&x).map_err(fail)?;
+        let mut out = ctx.alloc::<Op::Out>(s).map_err(fail)?;
+        out.poison().map_err(fail)?;
+        seg.reduce_ranges(&input, &begins, &ends, &mut out, Op::default()).map_err(fail)?;
+        verify_all::<T, Op>(&x, &segs, &out.to_vec().map_err(fail)?).map_err(TestCaseError::fail)
+    });
+}
+
+backend_test!(ranges_in_any_order, |ctx| {
+    let k = cases(ctx, 4, 16);
+    ranges_property::<i32, Sum>(ctx, k);
+    ranges_property::<f32, Sum>(ctx, k);
+    ranges_property::<i64, Min>(ctx, k);
+    ranges_property::<f64, ArgMin>(ctx, k);
+    ranges_property::<u32, ArgMax>(ctx, k);
+    ranges_property::<f32, Product>(ctx, k);
+});
+
+backend_test!(temp_storage_reused_and_unchecked_calls, |ctx| {
+    let seg = ctx.segmented().check(false);
+    let t = tile::<f32>();
+    let mut temp = seg.temp::<f32, Sum>(3 * t).unwrap();
+    // Growing and shrinking inputs on one temp: each launch clears what the
+    // one before left in the other half.
+    for (k, n) in [3 * t, 10, 2 * t + 1, 1, 3 * t].into_iter().enumerate() {
+        let x = data::<f32, Sum>(n, k as u64);
+        let offsets = random_offsets(n, 40, k as u64);
+        let input = ctx.upload(&x).unwrap();
+        let offs = ctx.upload(&offsets).unwrap();
+        let mut out = ctx.alloc::<f32>(offsets.len() - 1).unwrap();
+        out.poison().unwrap();
+        seg.reduce_with_temp(&input, &offs, &mut out, Sum, &mut temp).unwrap();
+        let segs: Vec<(usize, usize)> = offsets.windows(2).map(|w| (w[0] as usize, w[1] as usize)).collect();
+        verify_all::<f32, Sum>(&x, &segs, &out.to_vec().unwrap()).unwrap();
+        let mut fixed = ctx.alloc::<f32>(n.div_ceil(7)).unwrap();
+        seg.reduce_fixed_with_temp(&input, 7, &mut fixed, Sum, &mut temp).unwrap();
+        let segs: Vec<(usize, usize)> = (0..n.div_ceil(7)).map(|s| (7 * s, (7 * s + 7).min(n))).collect();
+        verify_all::<f32, Sum>(&x, &segs, &fixed.to_vec().unwrap()).unwrap();
+    }
+    let small = ctx.segmented().temp::<f32, Sum>(10).unwrap();
+    assert!(small.bytes() < temp.bytes());
+    let mut small = small;
+    let x = ctx.upload(&vec![1.0f32; 3 * t]).unwrap();
+    let mut out = ctx.alloc::<f32>(1).unwrap();
+    let too_small = seg.reduce_with_temp(&x, &[0u64, 3 * t as u64][..], &mut out, Sum, &mut small);
+    assert!(matches!(too_small, Err(Error::LengthMismatch { .. })), "{too_small:?}");
+});
+
+backend_test!(bad_segments_are_typed_errors, |ctx| {
+    let x = ctx.upload(&(0..5000).collect::<Vec<i32>>()).unwrap();
+    let mut out = ctx.alloc::<i32>(3).unwrap();
+    let invalid = |r: Result<(), Error>, what: &str| {
+        assert!(matches!(r, Err(Error::InvalidInput { .. })), "{what}: {r:?}");
+    };
+    // Decreasing, anywhere (also far from where the binary searches look).
+    for offsets in [[0u64, 10, 5, 20], [0, 4000, 100, 4500], [30, 0, 40, 50], [0, 1, 4999, 4998]] {
+        invalid(ctx.segmented_reduce(&x, &offsets[..], &mut out, Sum), &format!("{offsets:?}"));
+    }
+    // Past the end.
+    invalid(ctx.segmented_reduce(&x, &[0u64, 10, 20, 5001][..], &mut out, Sum), "past the end");
+    invalid(ctx.segmented_reduce(&x, &[0u64, 10, 6000, 7000][..], &mut out, Sum), "past the end");
+    invalid(ctx.segmented_reduce(&x, &[u64::MAX, 0, 0, 0][..], &mut out, Sum), "huge first offset");
+    // After an error the stream's status storage still works.
+    ctx.segmented_reduce(&x, &[0u64, 10, 20, 5000][..], &mut out, Sum).unwrap();
+    assert_eq!(out.to_vec().unwrap(), [45, 145, (20..5000).sum::<i32>()]);
+    // Wrong lengths.
+    let r = ctx.segmented_reduce(&x, &[0u64, 10, 20][..], &mut out, Sum);
+    assert!(matches!(r, Err(Error::LengthMismatch { expected: 4, got: 3, .. })), "{r:?}");
+    let r = ctx.segmented_reduce(&x, &[0u64; 0][..], &mut out, Sum);
+    assert!(matches!(r, Err(Error::LengthMismatch { .. })), "{r:?}");
+    let r = ctx.segmented_reduce_fixed(&x, 1000, &mut out, Sum);
+    assert!(matches!(r, Err(Error::LengthMismatch { expected: 5, got: 3, .. })), "{r:?}");
+    let r = ctx.segmented_reduce_fixed(&x, 0, &mut out, Sum);
+    assert!(matches!(r, Err(Error::InvalidInput { .. })), "{r:?}");
+    let r = ctx.segmented_reduce_ranges(&x, &[0u64, 1][..], &[1u64, 2, 3][..], &mut out, Sum);
+    assert!(matches!(r, Err(Error::LengthMismatch { .. })), "{r:?}");
+    // Bad ranges.
+    invalid(ctx.segmented_reduce_ranges(&x, &[0u64, 5, 3][..], &[1u64, 4, 3][..], &mut out, Sum), "begin > end");
+    invalid(ctx.segmented_reduce_ranges(&x, &[0u64, 5, 3][..], &[1u64, 5001, 3][..], &mut out, Sum), "end > n");
+    // Unchecked, bad offsets still end and stay in bounds (the emulator
+    // would report an access outside the buffers).
+    ctx.segmented().check(false).reduce(&x, &[0u64, 4000, 100, 6000][..], &mut out, Sum).unwrap();
+    // Block sizes.
+    let r = ctx.segmented().block_size(128).reduce(&x, &[0u64, 1, 2, 3][..], &mut out, Sum);
+    assert!(matches!(r, Err(Error::UnsupportedBlockSize { block: 128, .. })), "{r:?}");
+});
+
+backend_test!(argmin_of_nan_and_empty_segments, |ctx| {
+    let x = ctx.upload(&[f64::NAN, f64::NAN, 2.0, f64::NAN, 1.0, 1.0]).unwrap();
+    let mut out = ctx.alloc::<u64>(4).unwrap();
+    ctx.segmented_reduce(&x, &[0u64, 2, 2, 4, 6][..], &mut out, ArgMin).unwrap();
+    assert_eq!(out.to_vec().unwrap(), [0, u64::MAX, 2, 4]);
+    ctx.segmented_reduce(&x, &[0u64, 2, 2, 4, 6][..], &mut out, ArgMax).unwrap();
+    assert_eq!(out.to_vec().unwrap(), [0, u64::MAX, 2, 4]);
+});
+
+// GPU only: large inputs of the headline shapes (2^4, 2^9, 2^20 and
+// mixed lengths) against the CPU.
+backend_test!(large_inputs_gpu_only, |ctx| {
+    if ctx.backend() != BackendKind::Cuda {
+        return;
+    }
+    let seg = ctx.segmented();
+    let n = (1 << 26) + 12345;
+    let x = data::<i32, Sum>(n, 99);
+    for mean in [16, 512, 1 << 20] {
+        let offsets: Vec<u64> = (0..=n as u64).step_by(mean).chain([n as u64]).collect();
+        run_offsets::<i32, Sum>(ctx, &seg, &x, &offsets).unwrap();
+    }
+    run_offsets::<i32, Max>(ctx, &seg, &x, &random_offsets(n, 3000, 5)).unwrap();
+    let y = data::<f32, Sum>(n, 98);
+    run_offsets::<f32, Sum>(ctx, &seg, &y, &random_offsets(n, 40, 6)).unwrap();
+});
+
+#[test]
+fn names_of_the_operators() {
+    fn name<T: Scalar, Op: SegmentedOp<T>>() -> &'static str {
+        Op::NAME
+    }
+    assert_eq!(name::<i32, ArgMin>(), "argmin");
+    assert_eq!(<u64 as DeviceRepr>::NAME, "u64");
+}
