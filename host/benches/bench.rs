@@ -29,18 +29,20 @@
 //!   value back on the host, timed on the host around the whole call, beside
 //!   CUB's `DeviceReduce::Sum` + copy to pinned memory + stream sync.
 //!
-//! Cases are data: add one to [`reduce_cases_for`] or [`scan_cases_for`].
+//! Cases are data, one file per primitive under `cases/` (`cases/reduce.rs`,
+//! `cases/scan.rs`, ...); a primitive joins with one line in
+//! [`cases::GROUPS`].
 
-use gpuprim::reduce::{Finish, ReduceAlgorithm, ReduceTemp};
 use gpuprim::{BackendKind, Context, DeviceBuffer, Scalar};
 use serde::{Deserialize, Serialize};
-use std::cell::RefCell;
 use std::collections::HashMap;
 use std::error::Error;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+mod cases;
 
 type BoxError = Box<dyn Error>;
 type Res<T> = Result<T, BoxError>;
@@ -353,19 +355,19 @@ fn sum_expect<T: Elem>(xs: &[T]) -> Expect<T> {
 // Cases
 // ---------------------------------------------------------------------------
 
+/// A group of cases (`reduce`, `scan`, ...): what the command line names,
+/// one JSON file and one plot per type. The groups are listed in
+/// [`cases::GROUPS`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-enum Group {
-    Reduce,
-    Scan,
-}
+#[serde(transparent)]
+struct Group(&'static str);
 
 impl Group {
+    /// The reductions, which also have the latency and readback lines.
+    const REDUCE: Group = Group("reduce");
+    const SCAN: Group = Group("scan");
     fn name(self) -> &'static str {
-        match self {
-            Group::Reduce => "reduce",
-            Group::Scan => "scan",
-        }
+        self.0
     }
 }
 
@@ -392,233 +394,6 @@ struct Case {
 /// Wrong buffer type for a case: a bug in the bench itself.
 fn mismatch(case: &str) -> BoxError {
     format!("bench bug: case `{case}` was given a buffer of another element type").into()
-}
-
-/// A reduction of `T` into `out[0]`: moves `n * size_of::<T>()` bytes.
-fn reduce_case<T: Elem>(
-    name: &str,
-    run: impl Fn(&Context, &DeviceBuffer<T>, &mut DeviceBuffer<T>) -> gpuprim::Result<()> + 'static,
-    reference: fn(&[T]) -> Expect<T>,
-) -> Case {
-    let (run_name, check_name) = (name.to_string(), name.to_string());
-    Case {
-        group: Group::Reduce,
-        name: name.to_string(),
-        ty: T::TY,
-        bytes_per_elem_moved: T::TY.size(),
-        out_len: |_| 1,
-        run: Box::new(move |ctx, input, out| {
-            let input = T::device(input).ok_or_else(|| mismatch(&run_name))?;
-            let out = T::device_mut(out).ok_or_else(|| mismatch(&run_name))?;
-            Ok(run(ctx, input, out)?)
-        }),
-        check: Box::new(move |host, out| {
-            let data = T::host(host).ok_or_else(|| mismatch(&check_name).to_string())?;
-            let out = T::device(out).ok_or_else(|| mismatch(&check_name).to_string())?;
-            let got = out.to_vec().map_err(|e| format!("reading the result: {e}"))?;
-            let got = *got.first().ok_or("empty output")?;
-            reference(data).check(got)
-        }),
-    }
-}
-
-/// A scan of `T` into an output of `n` elements: moves
-/// `2 * n * size_of::<T>()` bytes. `inclusive` picks the reference.
-#[allow(dead_code)] // used as soon as the first scan lands in `scan_cases_for`
-fn scan_case<T: Elem>(
-    name: &str,
-    inclusive: bool,
-    run: impl Fn(&Context, &DeviceBuffer<T>, &mut DeviceBuffer<T>) -> gpuprim::Result<()> + 'static,
-) -> Case {
-    let (run_name, check_name) = (name.to_string(), name.to_string());
-    Case {
-        group: Group::Scan,
-        name: name.to_string(),
-        ty: T::TY,
-        bytes_per_elem_moved: 2 * T::TY.size(),
-        out_len: |n| n,
-        run: Box::new(move |ctx, input, out| {
-            let input = T::device(input).ok_or_else(|| mismatch(&run_name))?;
-            let out = T::device_mut(out).ok_or_else(|| mismatch(&run_name))?;
-            Ok(run(ctx, input, out)?)
-        }),
-        check: Box::new(move |host, out| {
-            let data = T::host(host).ok_or_else(|| mismatch(&check_name).to_string())?;
-            let out = T::device(out).ok_or_else(|| mismatch(&check_name).to_string())?;
-            let got = out.to_vec().map_err(|e| format!("reading the result: {e}"))?;
-            if got.len() != data.len() {
-                return Err(format!("output has {} elements, want {}", got.len(), data.len()));
-            }
-            let mut exact = T::default();
-            let mut f = F64Sum::new();
-            for (i, (&x, &g)) in data.iter().zip(&got).enumerate() {
-                // Exclusive: element i holds the sum of the i before it.
-                let before = if T::EXACT {
-                    Expect::Exact(exact)
-                } else {
-                    Expect::Within { value: f.value(), bound: float_bound(i, T::EPS, f.abs) }
-                };
-                exact = exact.ref_add(x);
-                f.add(x.to_f64());
-                let want = if !inclusive {
-                    before
-                } else if T::EXACT {
-                    Expect::Exact(exact)
-                } else {
-                    Expect::Within { value: f.value(), bound: float_bound(i + 1, T::EPS, f.abs) }
-                };
-                want.check(g).map_err(|e| format!("element {i}: {e}"))?;
-            }
-            Ok(())
-        }),
-    }
-}
-
-/// Every reduction case for element type `T`: one per operation and
-/// algorithm variant.
-fn reduce_cases_for<T: Elem>() -> Vec<Case> {
-    // The one-call API as users call it (it allocates its temporary storage).
-    let mut cases = vec![reduce_case::<T>("sum_into", |ctx, input, out| ctx.sum_into(input, out), sum_expect::<T>)];
-    // Every kernel, finished the default way (the last block combines the
-    // block totals in the same launch).
-    for alg in ReduceAlgorithm::ALL {
-        cases.push(sum_variant::<T>(alg, Finish::LastBlock));
-    }
-    // The other ways to finish, with the default kernel.
-    for fin in Finish::ALL.into_iter().filter(|&f| f != Finish::LastBlock) {
-        cases.push(sum_variant::<T>(ReduceAlgorithm::Vectorized, fin));
-    }
-    // The default kernel with other grid sizes, in blocks per
-    // multiprocessor (the default fills each with 2048 threads: 8 blocks).
-    for per_sm in [4u32, 16, 32] {
-        cases.push(sum_grid::<T>(per_sm));
-    }
-    // The simple call once more, measured after the others: the same call
-    // as `sum_into`, so a difference between the two is the measurement's
-    // order, not the library.
-    cases.push(reduce_case::<T>("sum_into/again", |ctx, input, out| ctx.sum_into(input, out), sum_expect::<T>));
-    // The lecture table's setting: ints, 1024 threads per block, the
-    // partials reduced by relaunching the kernel.
-    if T::TY.size() == 4 && T::EXACT {
-        for alg in ReduceAlgorithm::ALL {
-            cases.push(sum_variant_block::<T>(alg, Finish::Relaunch, 1024));
-        }
-    }
-    cases
-}
-
-/// [`sum_variant`] with another block size; named `sum/<kernel>+<finish>/b<block>`.
-fn sum_variant_block<T: Elem>(alg: ReduceAlgorithm, fin: Finish, block: u32) -> Case {
-    let name = format!("sum/{}+{}/b{block}", alg.name(), format!("{fin:?}").to_lowercase());
-    sum_case::<T>(name, alg, fin, block)
-}
-
-/// The sum with one kernel and one finishing strategy, into temporary
-/// storage allocated once (in the first warm-up run), so that the timed
-/// runs measure the launches alone. Atomic float combines are not
-/// deterministic, which the bench accepts.
-fn sum_variant<T: Elem>(alg: ReduceAlgorithm, fin: Finish) -> Case {
-    let name = match fin {
-        Finish::LastBlock => format!("sum/{}", alg.name()),
-        other => format!("sum/{}+{}", alg.name(), format!("{other:?}").to_lowercase()),
-    };
-    sum_case::<T>(name, alg, fin, gpuprim::reduce::DEFAULT_BLOCK)
-}
-
-/// The case behind [`sum_variant`] and [`sum_variant_block`].
-fn sum_case<T: Elem>(name: String, alg: ReduceAlgorithm, fin: Finish, block: u32) -> Case {
-    let temp: RefCell<Option<(usize, ReduceTemp)>> = RefCell::new(None);
-    reduce_case::<T>(
-        &name,
-        move |ctx, input, out| {
-            let r = ctx.reducer().algorithm(alg).finish(fin).block_size(block).deterministic(fin != Finish::Atomic);
-            let mut slot = temp.borrow_mut();
-            let mut t = match slot.take() {
-                Some((n, t)) if n == input.len() => t,
-                _ => r.temp::<T>(input.len())?,
-            };
-            let result = r.sum_with_temp(input, out, &mut t);
-            *slot = Some((input.len(), t));
-            result
-        },
-        sum_expect::<T>,
-    )
-}
-
-/// `sum_into` with the default kernel at `per_sm` blocks per multiprocessor;
-/// named `sum/grid<per_sm>`.
-fn sum_grid<T: Elem>(per_sm: u32) -> Case {
-    reduce_case::<T>(
-        &format!("sum/grid{per_sm}"),
-        move |ctx, input, out| ctx.reducer().grid_size(ctx.multiprocessors() * per_sm).sum_into(input, out),
-        sum_expect::<T>,
-    )
-}
-
-/// The latency case: the library's default `Context::sum_into`.
-fn latency_case() -> Case {
-    reduce_case::<f32>("sum_into", |ctx, input, out| ctx.sum_into(input, out), sum_expect::<f32>)
-}
-
-/// Every scan case for element type `T`: one per operation and algorithm
-/// variant. For example (the exclusive reference assumes `init` = 0):
-///
-/// ```ignore
-/// vec![
-///     scan_case::<T>("inclusive", true, |ctx, i, o| ctx.inclusive_scan(i, o)),
-///     scan_case::<T>("exclusive", false, |ctx, i, o| ctx.exclusive_scan(i, o, T::default())),
-/// ]
-/// // and per variant: for alg in ScanAlgorithm::ALL { cases.push(scan_case::<T>(
-/// //     &format!("inclusive/{}", alg.name()), true, move |ctx, i, o| /* scan with `alg` */)); }
-/// ```
-fn scan_cases_for<T: Elem>() -> Vec<Case> {
-    use gpuprim::scan::{ScanAlgorithm, ScanTemp, Sum};
-    use std::cell::RefCell;
-    let mut cases = Vec::new();
-    // Every algorithm at its default block size, inclusive sum, with
-    // temporary storage made once per size (the `*_with_temp` calls), as a
-    // caller that scans repeatedly would; the single-pass scans' clearing
-    // of their status is part of every run. Then the look-back at the other
-    // block sizes that keep 128 bytes (or 64 at 512 threads) per thread,
-    // for tuning (instantiated for 4-byte types; wider ones have the
-    // default only).
-    let mut variants: Vec<(String, ScanAlgorithm, Option<u32>)> =
-        ScanAlgorithm::ALL.into_iter().map(|alg| (format!("inclusive/{}", alg.name()), alg, None)).collect();
-    // The look-back at the other block sizes instantiated for sum on every
-    // type, for the block-size-by-input-size table (`Scan::block_size_for`).
-    for block in [32u32, 64, 128, 512] {
-        variants.push((format!("inclusive/lookback/b{block}"), ScanAlgorithm::DecoupledLookBack, Some(block)));
-    }
-    for (name, alg, block) in variants {
-        let temp: RefCell<Option<(usize, ScanTemp)>> = RefCell::new(None);
-        cases.push(scan_case::<T>(&name, true, move |ctx, input, out| {
-            let scan = ctx.scan().algorithm(alg);
-            let scan = match block {
-                Some(b) => scan.block_size(b),
-                None => scan,
-            };
-            let mut slot = temp.borrow_mut();
-            if !matches!(&*slot, Some((len, _)) if *len >= input.len()) {
-                *slot = Some((input.len(), scan.temp::<T>(input.len())?));
-            }
-            match slot.as_mut() {
-                Some((_, t)) => scan.inclusive_with_temp(input, out, Sum, t),
-                None => scan.inclusive(input, out, Sum),
-            }
-        }));
-    }
-    // The simple calls (default algorithm, the context's scratch storage).
-    cases.push(scan_case::<T>("inclusive_scan", true, |ctx, input, out| ctx.inclusive_scan(input, out)));
-    cases.push(scan_case::<T>("exclusive_scan", false, |ctx, input, out| ctx.exclusive_scan(input, out, T::default())));
-    cases
-}
-
-fn reduce_cases() -> Vec<Case> {
-    [reduce_cases_for::<i32>(), reduce_cases_for::<f32>(), reduce_cases_for::<f64>()].into_iter().flatten().collect()
-}
-
-fn scan_cases() -> Vec<Case> {
-    [scan_cases_for::<i32>(), scan_cases_for::<f32>(), scan_cases_for::<f64>()].into_iter().flatten().collect()
 }
 
 // ---------------------------------------------------------------------------
@@ -1067,7 +842,7 @@ fn parse_sizes(spec: &str) -> Res<Vec<u32>> {
 
 fn parse_args(args: &[String]) -> Res<Option<Options>> {
     let mut o = Options {
-        groups: vec![Group::Reduce, Group::Scan],
+        groups: cases::GROUPS.iter().map(|g| g.group).collect(),
         quick: false,
         out: None,
         sizes: None,
@@ -1083,9 +858,8 @@ fn parse_args(args: &[String]) -> Res<Option<Options>> {
     };
     while let Some(a) = it.next() {
         match a.as_str() {
-            "reduce" => o.groups = vec![Group::Reduce],
-            "scan" => o.groups = vec![Group::Scan],
-            "all" => o.groups = vec![Group::Reduce, Group::Scan],
+            "all" => o.groups = cases::GROUPS.iter().map(|g| g.group).collect(),
+            name if cases::find(name).is_some() => o.groups = cases::find(name).map(|g| g.group).into_iter().collect(),
             "--quick" => o.quick = true,
             // cargo bench passes --bench to harness=false targets.
             "--bench" => {}
@@ -1511,10 +1285,7 @@ fn real_main(args: &[String]) -> Res<bool> {
     let mut all_ok = true;
 
     for &group in &opt.groups {
-        let all_cases = match group {
-            Group::Reduce => reduce_cases(),
-            Group::Scan => scan_cases(),
-        };
+        let all_cases = cases::find(group.name()).map_or_else(Vec::new, |g| (g.cases)());
         let wanted = |name: &str| opt.cases.as_ref().is_none_or(|l| l.iter().any(|p| name.contains(p.as_str())));
         let cases: Vec<&Case> = all_cases.iter().filter(|c| opt.types.contains(&c.ty) && wanted(&c.name)).collect();
         println!("== {}", group.name());
@@ -1535,10 +1306,10 @@ fn real_main(args: &[String]) -> Res<bool> {
         }
         // Latency: the whole default `sum_into` of 2^20 f32.
         let mut latency = Vec::new();
-        if group == Group::Reduce
+        if group == Group::REDUCE
             && opt.cases.as_ref().is_none_or(|l| l.iter().any(|p| "sum_into".contains(p.as_str())))
         {
-            let case = latency_case();
+            let case = cases::latency_case();
             let l = bench.latency::<f32>(&case).unwrap_or_else(|e| Latency {
                 case: case.name.clone(),
                 ty: Ty::F32,
@@ -1558,7 +1329,7 @@ fn real_main(args: &[String]) -> Res<bool> {
         }
         // Readback: the whole `sum`, the value on the host, per type.
         let mut readback = Vec::new();
-        if group == Group::Reduce
+        if group == Group::REDUCE
             && opt
                 .cases
                 .as_ref()
