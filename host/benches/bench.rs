@@ -2,7 +2,7 @@
 //! type, against the device-to-device copy of the same bytes.
 //!
 //! ```text
-//! cargo bench -p gpuprim --bench bench -- [reduce|scan|all] [--quick] [--out DIR]
+//! cargo bench -p gpuprim --bench bench -- [reduce|scan|select|by_key|segmented|all] [--quick] [--out DIR]
 //!     [--sizes 10..30] [--types i32,f32,f64] [--runs N] [--warmup N] [--cub PATH]
 //! ```
 //!
@@ -25,6 +25,14 @@
 //!   same way (held stream, same inputs, same run plan) on the group's types
 //!   and sizes; each of those measurements gets `x_cub` = CUB's median /
 //!   ours (above 1: gpuprim is faster).
+//! * The select, by_key and segmented groups make their own inputs (values
+//!   0..=2000 at 0%, 50%, 100% selected; u64 keys in runs of 1, 8, 1000;
+//!   segments of 2^4, 2^9, 2^20 and mixed lengths: `cases/data.rs`), count
+//!   GB/s as (bytes read + bytes actually written) / median time, and are
+//!   compared with their **copy-equivalent**: a device copy moving as many
+//!   bytes, timed in the same run (`pct_of_copy` = its time / ours). Each
+//!   case file says what its primitive reads and writes. Every one of their
+//!   cases has a CUB twin of the same name.
 //! * The readback line (reduce group): `Context::sum` of 2^20 elements, the
 //!   value back on the host, timed on the host around the whole call, beside
 //!   CUB's `DeviceReduce::Sum` + copy to pinned memory + stream sync.
@@ -33,13 +41,16 @@
 //! `cases/scan.rs`, ...); a primitive joins with one line in
 //! [`cases::GROUPS`].
 
+use cases::data::{DataCase, DataKey, DataSet, Moved};
 use gpuprim::{BackendKind, Context, DeviceBuffer, Scalar};
 use serde::{Deserialize, Serialize};
+use std::any::Any;
 use std::collections::HashMap;
 use std::error::Error;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::rc::Rc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 mod cases;
@@ -128,6 +139,8 @@ trait Elem: Scalar<Acc = Self> + PartialEq {
     /// A random non-zero value.
     fn random(rng: &mut SplitMix64) -> Self;
     fn to_f64(self) -> f64;
+    /// A small whole number (at most 2^24: exact in every type).
+    fn from_small(v: u32) -> Self;
     /// Wrapping addition for integers, plain addition for floats.
     fn ref_add(self, other: Self) -> Self;
     /// The value's bits, zero-extended (for comparisons and input digests).
@@ -151,6 +164,9 @@ macro_rules! elem {
             }
             fn to_f64(self) -> f64 {
                 self as f64
+            }
+            fn from_small(v: u32) -> Self {
+                v as $t
             }
             fn ref_add(self, other: Self) -> Self {
                 let f: fn($t, $t) -> $t = $add;
@@ -606,13 +622,31 @@ struct Measurement {
     gbps: f64,
     copy_gbps: f64,
     pct_of_copy: f64,
+    /// Cases with their own inputs (select, by-key, segmented): the bytes
+    /// read and written that `bytes_moved` adds up, and the median µs of
+    /// the copy-equivalent (a device copy moving as many bytes), which
+    /// `copy_gbps` and `pct_of_copy` are then about.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bytes_read: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bytes_written: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    copy_equiv_us: Option<f64>,
     /// "ok", or what the CPU reference disagreed with.
     check: String,
     #[serde(flatten)]
     timing: Timing,
-    /// CUB's twin (`--cub`), for the cases in [`CUB_TWINS`].
+    /// CUB's twin (`--cub`), for the cases in [`CUB_TWINS`] and every case
+    /// with its own inputs.
     #[serde(flatten)]
     cub: Option<CubCompare>,
+    /// The CUB program's name for this case, when it has a twin.
+    #[serde(skip)]
+    twin: Option<String>,
+    /// The digest of the inputs, for cases with their own inputs (the
+    /// others' are in [`Bench::digests`]).
+    #[serde(skip)]
+    digest: Option<u64>,
 }
 
 /// CUB's twin of a measurement: `cub_us`, `x_cub`, `cub_check`, `cub_held`
@@ -741,7 +775,10 @@ struct CaseInfo {
     name: String,
     #[serde(rename = "type")]
     ty: Ty,
-    bytes_per_elem_moved: usize,
+    /// Cases on the shared random inputs; those with their own inputs say
+    /// what they move in each measurement (`bytes_read`, `bytes_written`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bytes_per_elem_moved: Option<usize>,
 }
 
 #[derive(Serialize)]
@@ -772,15 +809,22 @@ const GBPS_DEFINITION: &str = "GB/s = bytes the case must move / median time, 1 
      n*size_of(T) (one read), scans 2*n*size_of(T) (one read + one write); copy_gbps is the device-to-device \
      copy of the same n elements counting read + write (2*n*size_of(T)); pct_of_copy = 100 * gbps / copy_gbps";
 
+const DATA_GBPS_DEFINITION: &str = "GB/s = (bytes_read + bytes_written) / median time, 1 GB = 1e9 bytes: every \
+     input element read once, the output the case actually writes (from the CPU reference; device-side counts not \
+     counted); copy_equiv_us is the median time of a device-to-device copy of (bytes_read + bytes_written) / 2 bytes \
+     (which reads and writes that many) in the same run, copy_gbps its GB/s by the same bytes, pct_of_copy = 100 * \
+     copy_equiv_us / median_us (the copy-equivalent %)";
+
 // ---------------------------------------------------------------------------
 // Options
 // ---------------------------------------------------------------------------
 
 const USAGE: &str = "\
-usage: bench [reduce|scan|all] [--quick] [--out DIR] [--sizes SPEC] [--types LIST] [--cases LIST] [--runs N] [--warmup N]
+usage: bench [GROUP[,GROUP..]|all] [--quick] [--out DIR] [--sizes SPEC] [--types LIST] [--cases LIST] [--runs N] [--warmup N]
              [--cub PATH]
 
-  reduce|scan|all  which group of cases (default all)
+  GROUP            which group of cases: reduce, scan, select, by_key,
+                   segmented, or several comma-separated (default all)
   --quick          fewer sizes (GPU: 2^12, 2^16, 2^20, 2^24, 2^28)
   --out DIR        where bench-<group>.json and <group>-<type>.svg go
                    (default target/bench; under cargo a relative DIR is taken
@@ -859,7 +903,10 @@ fn parse_args(args: &[String]) -> Res<Option<Options>> {
     while let Some(a) = it.next() {
         match a.as_str() {
             "all" => o.groups = cases::GROUPS.iter().map(|g| g.group).collect(),
-            name if cases::find(name).is_some() => o.groups = cases::find(name).map(|g| g.group).into_iter().collect(),
+            // One group, or several: `select,by_key,segmented`.
+            list if list.split(',').all(|g| cases::find(g).is_some()) => {
+                o.groups = list.split(',').filter_map(cases::find).map(|g| g.group).collect();
+            }
             "--quick" => o.quick = true,
             // cargo bench passes --bench to harness=false targets.
             "--bench" => {}
@@ -953,6 +1000,9 @@ struct Bench<'a> {
     copies: HashMap<(Ty, u32), CopyResult>,
     /// [`digest`] of each input by (type, log2 size), when CUB runs too.
     digests: Option<HashMap<(Ty, u32), u64>>,
+    /// Copy-equivalent timings (median µs, check) by the number of 4-byte
+    /// words copied.
+    copy_equiv: HashMap<usize, (f64, String)>,
 }
 
 impl Bench<'_> {
@@ -997,9 +1047,14 @@ impl Bench<'_> {
                     gbps: rate,
                     copy_gbps: copy.gbps,
                     pct_of_copy: 100.0 * rate / copy.gbps,
+                    bytes_read: None,
+                    bytes_written: None,
+                    copy_equiv_us: None,
                     check,
                     timing,
                     cub: None,
+                    twin: cub_twin(&case.name).map(String::from),
+                    digest: None,
                 };
                 println!(
                     "  {:<6} {:<4} 2^{k:<3} {:>10} µs {:>9} GB/s {:>6}% of copy ({} runs, {} inputs) {}",
@@ -1037,6 +1092,144 @@ impl Bench<'_> {
             Err(e) => format!("FAILED: {e}"),
         };
         Ok((timing, check))
+    }
+
+    /// Every case of `cases` (all of element type `T`, each with its own
+    /// inputs) at every size: the inputs of each data set made once per
+    /// size, then every case that reads them.
+    fn run_data_type<T: Elem>(
+        &mut self,
+        cases: &[&DataCase],
+        sizes: &[u32],
+        results: &mut Vec<Measurement>,
+    ) -> Res<()> {
+        for &k in sizes {
+            let n = 1usize << k;
+            let mut keys: Vec<DataKey> = Vec::new();
+            for c in cases {
+                if !keys.contains(&c.data) {
+                    keys.push(c.data);
+                }
+            }
+            for key in keys {
+                let of_key = cases.iter().filter(|c| c.data == key);
+                let set = DataSet::<T>::make(self.ctx, key, k, self.plan.warmup + self.plan.runs).map(Rc::new);
+                let copies = set.as_ref().map_or(0, |s| s.copies);
+                for case in of_key {
+                    // A case that fails is recorded and reported; the others still run.
+                    let measured = match &set {
+                        Ok(set) => {
+                            let any: Rc<dyn Any> = set.clone();
+                            self.measure_data(case, &any, copies)
+                        }
+                        Err(e) => Err(format!("making the inputs: {e}").into()),
+                    };
+                    let (timing, check, moved) = match measured {
+                        Ok((t, c, m)) => (t, c, Some(m)),
+                        Err(e) => (Timing::failed(self.plan.warmup, copies), format!("ERROR: {e}"), None),
+                    };
+                    let moved = moved.unwrap_or_default();
+                    let bytes = moved.read + moved.written;
+                    let (equiv_us, equiv_check) = match self.copy_equivalent(bytes) {
+                        Ok(r) => r,
+                        Err(e) => (f64::NAN, format!("ERROR: {e}")),
+                    };
+                    let check = if check == "ok" && equiv_check != "ok" {
+                        format!("copy-equivalent {equiv_check}")
+                    } else {
+                        check
+                    };
+                    let rate = gbps(bytes, timing.median_us);
+                    let digest = match (&set, &self.digests) {
+                        (Ok(set), Some(_)) => Some(set.digest(case.reads)),
+                        _ => None,
+                    };
+                    let m = Measurement {
+                        case: case.name.clone(),
+                        ty: case.ty,
+                        log2_n: k,
+                        n,
+                        bytes_moved: bytes,
+                        gbps: rate,
+                        copy_gbps: gbps(bytes, equiv_us),
+                        pct_of_copy: 100.0 * equiv_us / timing.median_us,
+                        bytes_read: Some(moved.read),
+                        bytes_written: Some(moved.written),
+                        copy_equiv_us: Some(equiv_us),
+                        check,
+                        timing,
+                        cub: None,
+                        twin: Some(case.name.clone()),
+                        digest,
+                    };
+                    println!(
+                        "  {:<6} {:<4} 2^{k:<3} {:>10} µs {:>9} GB/s {:>6}% of copy-equivalent ({} runs, {} inputs) {}",
+                        m.case,
+                        m.ty.name(),
+                        sig(m.timing.median_us),
+                        sig(m.gbps),
+                        sig(m.pct_of_copy),
+                        m.timing.runs,
+                        copies,
+                        m.check
+                    );
+                    results.push(m);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Prepare one case with its own inputs, time it on the rotating
+    /// copies, then check its last output.
+    fn measure_data(&self, case: &DataCase, data: &Rc<dyn Any>, copies: usize) -> Res<(Timing, String, Moved)> {
+        let mut p = (case.prepare)(self.ctx, data)?;
+        let timing = time_runs(self.ctx, &self.plan, copies, |i| Ok(p.run(self.ctx, i % copies.max(1))?))?;
+        let check = match p.check(self.ctx) {
+            Ok(()) => "ok".to_string(),
+            Err(e) => format!("FAILED: {e}"),
+        };
+        Ok((timing, check, p.moved()))
+    }
+
+    /// The copy-equivalent of a case moving `bytes` (read + written): the
+    /// median µs of a device-to-device copy of `bytes / 2` (rounded up to
+    /// 4-byte words), which reads and writes that many, on rotating
+    /// sources; measured once per byte count.
+    fn copy_equivalent(&mut self, bytes: u64) -> Res<(f64, String)> {
+        let words = (bytes.div_ceil(8) as usize).max(1);
+        if let Some(r) = self.copy_equiv.get(&words) {
+            return Ok(r.clone());
+        }
+        let copies = rotation(words * 4, self.plan.warmup + self.plan.runs);
+        let srcs: Vec<DeviceBuffer<u32>> = (0..copies)
+            .map(|_| {
+                let mut b = self.ctx.alloc::<u32>(words)?;
+                b.zero()?;
+                Ok(b)
+            })
+            .collect::<gpuprim::Result<_>>()?;
+        let mut dst = self.ctx.alloc::<u32>(words)?;
+        dst.poison()?;
+        let timing = time_runs(self.ctx, &self.plan, copies, |i| Ok(self.ctx.copy(&srcs[i % copies], &mut dst)?))?;
+        // The ends of the copy are spot-checked (a full download would cost
+        // more than the copy's measurement at the largest sizes).
+        let mut ends = [u32::MAX; 2];
+        dst.copy_to_host_at(0, &mut ends[..1])?;
+        dst.copy_to_host_at(words - 1, &mut ends[1..])?;
+        let check = if ends == [0, 0] { "ok".to_string() } else { format!("FAILED: copy ends are {ends:?}, want 0") };
+        println!(
+            "  {:<6} {:<4} {:>10} µs {:>9} GB/s copy-equivalent of {} bytes (read + write) {}",
+            "copy",
+            "u32",
+            sig(timing.median_us),
+            sig(gbps(2 * 4 * words as u64, timing.median_us)),
+            8 * words,
+            check
+        );
+        let r = (timing.median_us, check);
+        self.copy_equiv.insert(words, r.clone());
+        Ok(r)
     }
 
     fn measure_copy<T: Elem>(&self, k: u32, inputs: &[AnyBuf], host: &HostData) -> Res<CopyResult> {
@@ -1196,8 +1389,9 @@ fn attach_cub(
         |case: &str, ty: Ty, k: u32| doc.results.iter().find(|r| r.case == case && r.ty == ty.name() && r.log2_n == k);
     let ours = |ty: Ty, k: u32| digests.and_then(|d| d.get(&(ty, k)).copied());
     for m in results.iter_mut() {
-        if let Some(twin) = cub_twin(&m.case) {
-            m.cub = Some(compare(find(twin, m.ty, m.log2_n), m.timing.median_us, ours(m.ty, m.log2_n)));
+        if let Some(twin) = &m.twin {
+            let digest = m.digest.or_else(|| ours(m.ty, m.log2_n));
+            m.cub = Some(compare(find(twin, m.ty, m.log2_n), m.timing.median_us, digest));
         }
     }
     for r in readback.iter_mut() {
@@ -1279,29 +1473,46 @@ fn real_main(args: &[String]) -> Res<bool> {
     };
 
     std::fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
-    let mut bench = Bench { ctx: &ctx, plan, copies: HashMap::new(), digests: cub.as_ref().map(|_| HashMap::new()) };
+    let mut bench = Bench {
+        ctx: &ctx,
+        plan,
+        copies: HashMap::new(),
+        digests: cub.as_ref().map(|_| HashMap::new()),
+        copy_equiv: HashMap::new(),
+    };
     let mut files = Vec::new();
     let mut summaries = Vec::new();
     let mut all_ok = true;
 
     for &group in &opt.groups {
-        let all_cases = cases::find(group.name()).map_or_else(Vec::new, |g| (g.cases)());
+        let def = cases::find(group.name());
+        let all_cases = def.map_or_else(Vec::new, |g| (g.cases)());
+        let all_data = def.map_or_else(Vec::new, |g| (g.data_cases)());
         let wanted = |name: &str| opt.cases.as_ref().is_none_or(|l| l.iter().any(|p| name.contains(p.as_str())));
         let cases: Vec<&Case> = all_cases.iter().filter(|c| opt.types.contains(&c.ty) && wanted(&c.name)).collect();
+        let data: Vec<&DataCase> = all_data.iter().filter(|c| opt.types.contains(&c.ty) && wanted(&c.name)).collect();
+        let none = all_cases.is_empty() && all_data.is_empty();
         println!("== {}", group.name());
-        if all_cases.is_empty() {
+        if none {
             println!("  no {} cases yet", group.name());
         }
         let mut results = Vec::new();
         for &ty in &opt.types {
             let of_ty: Vec<&Case> = cases.iter().copied().filter(|c| c.ty == ty).collect();
-            if of_ty.is_empty() {
-                continue;
+            if !of_ty.is_empty() {
+                match ty {
+                    Ty::I32 => bench.run_type::<i32>(&of_ty, &sizes, &mut results)?,
+                    Ty::F32 => bench.run_type::<f32>(&of_ty, &sizes, &mut results)?,
+                    Ty::F64 => bench.run_type::<f64>(&of_ty, &sizes, &mut results)?,
+                }
             }
-            match ty {
-                Ty::I32 => bench.run_type::<i32>(&of_ty, &sizes, &mut results)?,
-                Ty::F32 => bench.run_type::<f32>(&of_ty, &sizes, &mut results)?,
-                Ty::F64 => bench.run_type::<f64>(&of_ty, &sizes, &mut results)?,
+            let of_ty: Vec<&DataCase> = data.iter().copied().filter(|c| c.ty == ty).collect();
+            if !of_ty.is_empty() {
+                match ty {
+                    Ty::I32 => bench.run_data_type::<i32>(&of_ty, &sizes, &mut results)?,
+                    Ty::F32 => bench.run_data_type::<f32>(&of_ty, &sizes, &mut results)?,
+                    Ty::F64 => bench.run_data_type::<f64>(&of_ty, &sizes, &mut results)?,
+                }
             }
         }
         // Latency: the whole default `sum_into` of 2^20 f32.
@@ -1362,19 +1573,28 @@ fn real_main(args: &[String]) -> Res<bool> {
 
         // CUB's twins of the group's cases, on the same types and sizes.
         let cub_report = cub.as_deref().and_then(|program| {
-            let twins: Vec<&str> = CUB_TWINS
+            let mut twins: Vec<&str> = CUB_TWINS
                 .iter()
                 .map(|&(n, _)| n)
                 .filter(|&n| cases.iter().any(|c| c.name == n))
                 .chain((!readback.is_empty()).then_some("readback"))
                 .collect();
+            for c in &data {
+                if !twins.contains(&c.name.as_str()) {
+                    twins.push(&c.name);
+                }
+            }
             if twins.is_empty() {
                 return None;
             }
             let types: Vec<&str> = opt
                 .types
                 .iter()
-                .filter(|&&t| !readback.is_empty() || cases.iter().any(|c| c.ty == t && cub_twin(&c.name).is_some()))
+                .filter(|&&t| {
+                    !readback.is_empty()
+                        || cases.iter().any(|c| c.ty == t && cub_twin(&c.name).is_some())
+                        || data.iter().any(|c| c.ty == t)
+                })
                 .map(|t| t.name())
                 .collect();
             let args = cub_args(&twins, &types, &sizes, &bench.plan);
@@ -1404,7 +1624,7 @@ fn real_main(args: &[String]) -> Res<bool> {
         let mut copy: Vec<CopyResult> = bench
             .copies
             .values()
-            .filter(|c| results.iter().any(|m| m.ty == c.ty && m.log2_n == c.log2_n))
+            .filter(|c| !cases.is_empty() && results.iter().any(|m| m.ty == c.ty && m.log2_n == c.log2_n))
             .cloned()
             .collect();
         copy.sort_by_key(|c| (c.ty.size(), c.ty.name(), c.log2_n));
@@ -1424,15 +1644,21 @@ fn real_main(args: &[String]) -> Res<bool> {
             runs: bench.plan.runs,
             warmup: bench.plan.warmup,
             rotate_bytes: ROTATE_BYTES,
-            gbps_definition: GBPS_DEFINITION,
+            gbps_definition: if data.is_empty() { GBPS_DEFINITION } else { DATA_GBPS_DEFINITION },
             cases: cases
                 .iter()
                 .map(|c| CaseInfo {
                     group: c.group,
                     name: c.name.clone(),
                     ty: c.ty,
-                    bytes_per_elem_moved: c.bytes_per_elem_moved,
+                    bytes_per_elem_moved: Some(c.bytes_per_elem_moved),
                 })
+                .chain(data.iter().map(|c| CaseInfo {
+                    group: c.group,
+                    name: c.name.clone(),
+                    ty: c.ty,
+                    bytes_per_elem_moved: None,
+                }))
                 .collect(),
             copy: copy.clone(),
             measurements: &results,
@@ -1454,7 +1680,7 @@ fn real_main(args: &[String]) -> Res<bool> {
             std::fs::write(&path, svg).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
             files.push(path);
         }
-        summaries.push(Summary { group, none: all_cases.is_empty(), results, latency, readback, cub: cub_report });
+        summaries.push(Summary { group, none, results, latency, readback, cub: cub_report });
     }
 
     println!("== files");
