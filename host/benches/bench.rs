@@ -632,6 +632,10 @@ struct Measurement {
     bytes_written: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     copy_equiv_us: Option<f64>,
+    /// Cases with their own inputs: [`digest`](cases::data::DataSet::digest)
+    /// of the arrays they read, as the CUB program prints it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    input_digest: Option<String>,
     /// "ok", or what the CPU reference disagreed with.
     check: String,
     #[serde(flatten)]
@@ -1050,6 +1054,7 @@ impl Bench<'_> {
                     bytes_read: None,
                     bytes_written: None,
                     copy_equiv_us: None,
+                    input_digest: None,
                     check,
                     timing,
                     cub: None,
@@ -1140,10 +1145,7 @@ impl Bench<'_> {
                         check
                     };
                     let rate = gbps(bytes, timing.median_us);
-                    let digest = match (&set, &self.digests) {
-                        (Ok(set), Some(_)) => Some(set.digest(case.reads)),
-                        _ => None,
-                    };
+                    let digest = set.as_ref().ok().map(|set| set.digest(case.reads));
                     let m = Measurement {
                         case: case.name.clone(),
                         ty: case.ty,
@@ -1156,6 +1158,7 @@ impl Bench<'_> {
                         bytes_read: Some(moved.read),
                         bytes_written: Some(moved.written),
                         copy_equiv_us: Some(equiv_us),
+                        input_digest: digest.map(|d| format!("{d:016x}")),
                         check,
                         timing,
                         cub: None,
@@ -1163,7 +1166,7 @@ impl Bench<'_> {
                         digest,
                     };
                     println!(
-                        "  {:<6} {:<4} 2^{k:<3} {:>10} µs {:>9} GB/s {:>6}% of copy-equivalent ({} runs, {} inputs) {}",
+                        "  {:<26} {:<4} 2^{k:<3} {:>10} µs {:>9} GB/s {:>6}% of copy-equivalent ({} runs, {} inputs) {}",
                         m.case,
                         m.ty.name(),
                         sig(m.timing.median_us),
@@ -1219,7 +1222,7 @@ impl Bench<'_> {
         dst.copy_to_host_at(words - 1, &mut ends[1..])?;
         let check = if ends == [0, 0] { "ok".to_string() } else { format!("FAILED: copy ends are {ends:?}, want 0") };
         println!(
-            "  {:<6} {:<4} {:>10} µs {:>9} GB/s copy-equivalent of {} bytes (read + write) {}",
+            "  {:<26} {:<4} {:>16} µs {:>9} GB/s copy-equivalent of {} bytes (read + write) {}",
             "copy",
             "u32",
             sig(timing.median_us),
@@ -1787,6 +1790,10 @@ fn x_cell(x: f64) -> String {
     if x.is_finite() { format!("{:.2}", (x * 100.0 + 1e-9).floor() / 100.0) } else { "-".into() }
 }
 
+/// Beyond this many case-and-type columns the x CUB grid turns (a row per
+/// case and type, a column per size).
+const MAX_GRID_COLUMNS: usize = 8;
+
 /// The x CUB grid of a group: a row per size, a column per case and type
 /// with a CUB twin (and the readback line); `*` marks a miss (below 1.00 or
 /// no number), `!` a result that is not ok (ours or CUB's). Empty when CUB
@@ -1827,23 +1834,48 @@ fn cub_grid(results: &[Measurement], readback: &[Readback]) -> String {
         "× CUB (CUB median time / ours, the same method in the same run; >= 1.00: at or above CUB; \
          * below, ! a result not ok):"
     );
-    let w = cols.iter().map(|(c, _)| c.len() + 4).max().unwrap_or(0).max(7);
-    let mut head = format!("{:<6}", "size");
-    for (c, t) in &cols {
-        let _ = write!(head, "  {:>w$}", format!("{c} {}", t.name()));
-    }
-    let _ = writeln!(s, "{}", head.trim_end());
-    for &k in &sizes {
-        let mut line = format!("{:<6}", format!("2^{k}"));
-        for &(c, t) in &cols {
-            let m = results.iter().find(|m| m.case == c && m.ty == t && m.log2_n == k);
-            let v = match m.and_then(|m| m.cub.as_ref().map(|x| (m, x))) {
-                Some((m, x)) => cell(format!("{c} {}", t.name()), format!("2^{k}"), x, m.check == "ok"),
-                None => String::new(),
-            };
-            let _ = write!(line, "  {v:>w$}");
+    let at = |c: &str, t: Ty, k: u32| {
+        results.iter().find(|m| m.case == c && m.ty == t && m.log2_n == k).and_then(|m| m.cub.as_ref().map(|x| (m, x)))
+    };
+    if cols.len() <= MAX_GRID_COLUMNS {
+        // A row per size, a column per case and type.
+        let w = cols.iter().map(|(c, _)| c.len() + 4).max().unwrap_or(0).max(7);
+        let mut head = format!("{:<6}", "size");
+        for (c, t) in &cols {
+            let _ = write!(head, "  {:>w$}", format!("{c} {}", t.name()));
         }
-        let _ = writeln!(s, "{}", line.trim_end());
+        let _ = writeln!(s, "{}", head.trim_end());
+        for &k in &sizes {
+            let mut line = format!("{:<6}", format!("2^{k}"));
+            for &(c, t) in &cols {
+                let v = match at(c, t, k) {
+                    Some((m, x)) => cell(format!("{c} {}", t.name()), format!("2^{k}"), x, m.check == "ok"),
+                    None => String::new(),
+                };
+                let _ = write!(line, "  {v:>w$}");
+            }
+            let _ = writeln!(s, "{}", line.trim_end());
+        }
+    } else {
+        // Many cases (the primitives with their own inputs): a row per
+        // case and type, a column per size.
+        let w = cols.iter().map(|(c, t)| c.len() + 1 + t.name().len()).max().unwrap_or(0);
+        let mut head = format!("{:<w$}", "case");
+        for &k in &sizes {
+            let _ = write!(head, "  {:>7}", format!("2^{k}"));
+        }
+        let _ = writeln!(s, "{}", head.trim_end());
+        for &(c, t) in &cols {
+            let mut line = format!("{:<w$}", format!("{c} {}", t.name()));
+            for &k in &sizes {
+                let v = match at(c, t, k) {
+                    Some((m, x)) => cell(format!("{c} {}", t.name()), format!("2^{k}"), x, m.check == "ok"),
+                    None => String::new(),
+                };
+                let _ = write!(line, "  {v:>7}");
+            }
+            let _ = writeln!(s, "{}", line.trim_end());
+        }
     }
     for r in &rb {
         if let Some(x) = &r.cub {

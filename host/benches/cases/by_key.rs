@@ -168,21 +168,23 @@ impl<T: Elem> Prepared for Run<T> {
                 let inclusive = self.op == Op::Inclusive;
                 for &(at, len) in runs {
                     let (mut exact, mut f) = (T::default(), F64Sum::new());
-                    for i in at..at + len {
+                    let run = at..at + len;
+                    for (j, (&x, &g)) in d.vals[run.clone()].iter().zip(&got[run]).enumerate() {
+                        let i = at + j;
                         if inclusive {
-                            exact = exact.ref_add(d.vals[i]);
-                            f.add(d.vals[i].to_f64());
+                            exact = exact.ref_add(x);
+                            f.add(x.to_f64());
                         }
-                        let terms = i - at + usize::from(inclusive);
+                        let terms = j + usize::from(inclusive);
                         let want = if T::EXACT {
                             Expect::Exact(exact)
                         } else {
                             Expect::Within { value: f.value(), bound: float_bound(terms, T::EPS, f.abs) }
                         };
-                        want.check(got[i]).map_err(|e| format!("element {i}: {e}"))?;
+                        want.check(g).map_err(|e| format!("element {i}: {e}"))?;
                         if !inclusive {
-                            exact = exact.ref_add(d.vals[i]);
-                            f.add(d.vals[i].to_f64());
+                            exact = exact.ref_add(x);
+                            f.add(x.to_f64());
                         }
                     }
                 }

@@ -132,7 +132,6 @@ pub(crate) fn segment_offsets(key: DataKey, n: usize, seed: u64) -> Vec<u64> {
 /// A data set at one size: host arrays (empty when the set has none) and
 /// `copies` device copies of each, which the runs rotate through.
 pub(crate) struct DataSet<T: Elem> {
-    pub k: u32,
     pub n: usize,
     pub copies: usize,
     pub vals: Vec<T>,
@@ -170,7 +169,7 @@ impl<T: Elem> DataSet<T> {
                 runs = par_fill(n, |i| {
                     let r = i as u64 / l;
                     let h = mix64(r ^ seed ^ 1);
-                    T::from_small(if r % 2 == 0 { h % 1000 } else { 1000 + h % 1001 } as u32)
+                    T::from_small(if r.is_multiple_of(2) { h % 1000 } else { 1000 + h % 1001 } as u32)
                 });
                 random_data(n, input_seed(T::TY, k))
             }
@@ -188,7 +187,6 @@ impl<T: Elem> DataSet<T> {
             Ok((0..copies).map(|_| ctx.upload(host)).collect::<gpuprim::Result<_>>()?)
         }
         Ok(DataSet {
-            k,
             n,
             copies,
             d_vals: up(ctx, &vals, copies)?,
@@ -294,11 +292,6 @@ pub(crate) fn download<X: DeviceRepr + Default + Clone>(b: &DeviceBuffer<X>, len
     let mut v = vec![X::default(); len];
     b.copy_to_host_at(0, &mut v).map_err(|e| format!("reading the result: {e}"))?;
     Ok(v)
-}
-
-/// A device count (`u64`) on the host.
-pub(crate) fn read_count(b: &DeviceBuffer<u64>) -> Result<u64, String> {
-    b.to_vec().map_err(|e| format!("reading the count: {e}"))?.first().copied().ok_or_else(|| "no count".into())
 }
 
 /// `Err` naming the first index where `got` and `want` differ in bits.

@@ -1348,16 +1348,13 @@ std::string data_check(const DataSpec& d, const DataSet<T>& s, void* const* out,
 
 // One case with its own inputs at 2^k elements of T.
 template <class T>
-Result measure_data(Gpu& gpu, const Options& o, const std::string& name, unsigned k) {
-  DataSpec d;
-  parse_data_case(name, d);
+Result measure_data(Gpu& gpu, const Options& o, const DataSpec& d, const DataSet<T>& s, unsigned k) {
   const size_t n = size_t(1) << k;
   Result r{Case::Data, Elem<T>::ty, k, n, Timing{}, "", ""};
-  r.name = name;
+  r.name = d.name;
   r.t.warmup = o.warmup;
   r.wide = !narrow(o, n);
   try {
-    DataSet<T> s = make_data<T>(d, k);
     r.digest = hex(data_digest(d, s));
     const size_t copies = rotation(o, s.bytes());
     r.t.copies = copies;
@@ -1401,13 +1398,40 @@ Result measure_data(Gpu& gpu, const Options& o, const std::string& name, unsigne
   return r;
 }
 
+// Every case with its own inputs at every size; a data set is made once
+// per size for the cases that share it (same kind and parameter).
 template <class T>
 void run_data_type(Gpu& gpu, const Options& o, std::vector<Result>& out) {
+  std::vector<DataSpec> specs;
+  for (const auto& name : o.data_cases) {
+    DataSpec d;
+    parse_data_case(name, d);
+    specs.push_back(d);
+  }
   for (unsigned k : o.sizes) {
-    for (const auto& name : o.data_cases) {
-      Result r = measure_data<T>(gpu, o, name, k);
-      progress(r);
-      out.push_back(r);
+    std::vector<bool> done(specs.size(), false);
+    for (size_t i = 0; i < specs.size(); ++i) {
+      if (done[i]) continue;
+      DataSet<T> s;
+      std::string error;
+      try {
+        s = make_data<T>(specs[i], k);
+      } catch (const std::exception& ex) {
+        error = ex.what();
+      }
+      for (size_t j = i; j < specs.size(); ++j) {
+        if (done[j] || specs[j].kind != specs[i].kind || specs[j].param != specs[i].param) continue;
+        done[j] = true;
+        Result r;
+        if (error.empty()) {
+          r = measure_data<T>(gpu, o, specs[j], s, k);
+        } else {
+          r = Result{Case::Data, Elem<T>::ty, k, size_t(1) << k, Timing{}, "ERROR: making the inputs: " + error, ""};
+          r.name = specs[j].name;
+        }
+        progress(r);
+        out.push_back(r);
+      }
     }
   }
 }
