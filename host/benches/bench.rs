@@ -844,8 +844,9 @@ usage: bench [GROUP[,GROUP..]|all] [--quick] [--out DIR] [--sizes SPEC] [--types
   --warmup N       untimed runs first (GPU default 3, emulator 1)
   --cub PATH       after each group, run the CUB program at PATH (built from
                    host/benches/cub/cub_bench.cu) on CUB's twins of sum_into,
-                   inclusive_scan, exclusive_scan and the readback line, and
-                   report x CUB = CUB's median / ours (CUDA only)
+                   inclusive_scan, exclusive_scan, the readback line and
+                   every case of select, by_key and segmented, and report
+                   x CUB = CUB's median / ours (CUDA only)
 
 Environment: GPUPRIM_BACKEND=emu|cuda picks the backend; GPUPRIM_REQUIRE_GPU=1
 fails instead of falling back to the CPU emulator; GPUPRIM_CUB_BENCH=PATH is
@@ -1466,7 +1467,17 @@ fn real_main(args: &[String]) -> Res<bool> {
             None
         }
         Some(path) => {
-            println!("CUB: {} times CUB's twins of {} after each group", path.display(), twin_names());
+            let data_groups: Vec<&str> = opt
+                .groups
+                .iter()
+                .filter(|g| cases::find(g.name()).is_some_and(|d| !(d.data_cases)().is_empty()))
+                .map(|g| g.name())
+                .collect();
+            let also = match data_groups.is_empty() {
+                true => String::new(),
+                false => format!(" and of every case of {}", data_groups.join(", ")),
+            };
+            println!("CUB: {} times CUB's twins of {}{also} after each group", path.display(), twin_names());
             Some(path)
         }
         None => {
@@ -1703,6 +1714,12 @@ fn real_main(args: &[String]) -> Res<bool> {
             None => {}
         }
         print!("{}", table(results));
+        if results.iter().any(|m| m.copy_equiv_us.is_some()) {
+            println!(
+                "(% copy and copy GB/s: each case's copy-equivalent, a device copy moving as many bytes as it reads \
+                 and writes, timed in the same run)"
+            );
+        }
         for l in latency {
             println!(
                 "latency ({} {} 2^{LATENCY_LOG2}, the whole call, all its launches): median {} µs GPU time (min {}, p90 {}; \
