@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Markdown tables from a bench JSON file (bench-reduce.json, bench-scan.json).
+"""Markdown tables from a bench JSON file (bench-reduce.json, bench-scan.json, bench-select.json, ...).
 
     python3 tools/bench_tables.py OUT/bench-reduce.json --sizes 10..28:2
     python3 tools/bench_tables.py OUT/bench-scan.json --sizes 12,16,20,24,28 --us
     python3 tools/bench_tables.py OUT/bench-reduce.json --lecture --no-gbps
+    python3 tools/bench_tables.py OUT/bench-select.json --sizes 24,28 --types i32
     python3 tools/bench_tables.py OUT/bench-reduce.json --no-gbps --us --sizes 10,20,24,28 \\
         --cases "sum/vectorized=last block (default)" sum/vectorized+relaunch=relaunch \\
         sum/vectorized+host=host sum/vectorized+atomic=atomic \\
@@ -20,6 +21,13 @@ faster), in the GB/s and µs tables. --us adds one table of median µs (a row
 per size and type, the copy first); --lecture adds the reduction lecture table (the
 `sum/<kernel>+relaunch/b1024` cases at 2^26 i32, or --lecture-at, with step
 and cumulative speedups).
+
+Groups whose cases make their own inputs (select, by_key, segmented: their
+measurements carry `copy_equiv_us`) get instead one table per primitive
+(`select_if`, `reduce_by_key`, ...): a row per size, type and input
+distribution with median µs, GB/s ((bytes read + bytes written) / median
+time), the copy-equivalent % (a device copy moving as many bytes, timed in
+the same run, over our time) and, with CUB, CUB's µs and × CUB.
 
 Cases are given as NAME or NAME=LABEL, in column order. Without --cases:
 reduce, the nine kernels at 256 threads and `sum_into`; scan, every case
@@ -213,6 +221,42 @@ def readback_table(data, t, types):
         print("\n" + notes)
 
 
+def primitive_tables(data, t, cases, types, ns):
+    """Groups whose cases make their own inputs (select, by_key, segmented):
+    one table per primitive (the case name before `/`), a row per size,
+    type and distribution, with the copy-equivalent % and × CUB."""
+    prims = {}
+    for c, label in cases:
+        prims.setdefault(c.partition("/")[0], []).append((c, label))
+    cub = any("x_cub" in x for x in t.m.values())
+    for prim, cs in prims.items():
+        head = ["n", "type", "input", "µs", "GB/s", "% of copy-eq."] + ["CUB µs", "× CUB"] * cub
+        print(f"\n#### `{prim}`: median µs, GB/s ((bytes read + written) / median time), copy-equivalent %\n")
+        print(row(head))
+        print("|---|---|---" + "|---:" * (len(head) - 3) + "|")
+        for k in ns:
+            for ty in types:
+                for c, label in cs:
+                    x = t.m.get((c, ty, k))
+                    if x is None:
+                        continue
+                    cells = [f"2^{k}", ty, label.removeprefix(f"`{prim}/").rstrip("`") if label.startswith("`") else label,
+                             t.cell(x, "median_us", us), t.cell(x, "gbps"),
+                             t.cell(x, "pct_of_copy", lambda v: f"{v:.0f}%")]
+                    if cub:
+                        c_us = x.get("cub_us")
+                        cells += ["" if "x_cub" not in x else "-" if c_us is None else us(c_us), t.xcub(x)]
+                    print(row(cells))
+        notes = t.footnotes()
+        if notes:
+            print("\n" + notes)
+    print("\nGB/s counts every input element read once and the output the call actually writes; the "
+          "copy-equivalent is a device-to-device copy moving as many bytes (read + write), timed in the same "
+          "run: % of copy-eq. = its median time / ours." + (" × CUB = CUB's median time / ours, both timed the "
+                                                             "same way in the same run (above 1.00: gpuprim is "
+                                                             "faster)." if cub else ""))
+
+
 def cub_header(data):
     """One line on the CUB program of the file, if it ran."""
     c = data.get("cub")
@@ -278,14 +322,22 @@ def main():
     if a.cases:
         cases = [(c.partition("=")[0], c.partition("=")[2] or f"`{c}`") for c in a.cases]
     else:
-        if group == "reduce":
+        if any("copy_equiv_us" in x for x in data["measurements"]):
+            names = dict.fromkeys(c["name"] for c in data["cases"])
+            cases = [(c, c.partition("/")[2] or c) for c in names]
+        elif group == "reduce":
             cases = [(f"sum/{k}", label) for k, label, _ in KERNELS] + [("sum_into", "`sum_into`")]
         else:
             names = dict.fromkeys(c["name"] for c in data["cases"])
             cases = [(c, f"`{c.removeprefix('inclusive/')}`") for c in names]
         cases = [(c, label) for c, label in cases if any(c == m for m, _, _ in t.m)]
 
-    if not a.no_gbps:
+    own_inputs = any("copy_equiv_us" in x for x in data["measurements"])
+    if not a.no_gbps and own_inputs:
+        header(data)
+        cub_header(data)
+        primitive_tables(data, t, cases, types, ns)
+    elif not a.no_gbps:
         header(data)
         cub_header(data)
         gbps_tables(data, t, cases, types, ns, a.default or DEFAULT_CASE[group])

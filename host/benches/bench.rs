@@ -2,7 +2,7 @@
 //! type, against the device-to-device copy of the same bytes.
 //!
 //! ```text
-//! cargo bench -p gpuprim --bench bench -- [reduce|scan|all] [--quick] [--out DIR]
+//! cargo bench -p gpuprim --bench bench -- [reduce|scan|select|by_key|segmented|all] [--quick] [--out DIR]
 //!     [--sizes 10..30] [--types i32,f32,f64] [--runs N] [--warmup N] [--cub PATH]
 //! ```
 //!
@@ -25,22 +25,35 @@
 //!   same way (held stream, same inputs, same run plan) on the group's types
 //!   and sizes; each of those measurements gets `x_cub` = CUB's median /
 //!   ours (above 1: gpuprim is faster).
+//! * The select, by_key and segmented groups make their own inputs (values
+//!   0..=2000 at 0%, 50%, 100% selected; u64 keys in runs of 1, 8, 1000;
+//!   segments of 2^4, 2^9, 2^20 and mixed lengths: `cases/data.rs`), count
+//!   GB/s as (bytes read + bytes actually written) / median time, and are
+//!   compared with their **copy-equivalent**: a device copy moving as many
+//!   bytes, timed in the same run (`pct_of_copy` = its time / ours). Each
+//!   case file says what its primitive reads and writes. Every one of their
+//!   cases has a CUB twin of the same name.
 //! * The readback line (reduce group): `Context::sum` of 2^20 elements, the
 //!   value back on the host, timed on the host around the whole call, beside
 //!   CUB's `DeviceReduce::Sum` + copy to pinned memory + stream sync.
 //!
-//! Cases are data: add one to [`reduce_cases_for`] or [`scan_cases_for`].
+//! Cases are data, one file per primitive under `cases/` (`cases/reduce.rs`,
+//! `cases/scan.rs`, ...); a primitive joins with one line in
+//! [`cases::GROUPS`].
 
-use gpuprim::reduce::{Finish, ReduceAlgorithm, ReduceTemp};
+use cases::data::{DataCase, DataKey, DataSet, Moved};
 use gpuprim::{BackendKind, Context, DeviceBuffer, Scalar};
 use serde::{Deserialize, Serialize};
-use std::cell::RefCell;
+use std::any::Any;
 use std::collections::HashMap;
 use std::error::Error;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::rc::Rc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+mod cases;
 
 type BoxError = Box<dyn Error>;
 type Res<T> = Result<T, BoxError>;
@@ -126,6 +139,8 @@ trait Elem: Scalar<Acc = Self> + PartialEq {
     /// A random non-zero value.
     fn random(rng: &mut SplitMix64) -> Self;
     fn to_f64(self) -> f64;
+    /// A small whole number (at most 2^24: exact in every type).
+    fn from_small(v: u32) -> Self;
     /// Wrapping addition for integers, plain addition for floats.
     fn ref_add(self, other: Self) -> Self;
     /// The value's bits, zero-extended (for comparisons and input digests).
@@ -149,6 +164,9 @@ macro_rules! elem {
             }
             fn to_f64(self) -> f64 {
                 self as f64
+            }
+            fn from_small(v: u32) -> Self {
+                v as $t
             }
             fn ref_add(self, other: Self) -> Self {
                 let f: fn($t, $t) -> $t = $add;
@@ -353,19 +371,19 @@ fn sum_expect<T: Elem>(xs: &[T]) -> Expect<T> {
 // Cases
 // ---------------------------------------------------------------------------
 
+/// A group of cases (`reduce`, `scan`, ...): what the command line names,
+/// one JSON file and one plot per type. The groups are listed in
+/// [`cases::GROUPS`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-enum Group {
-    Reduce,
-    Scan,
-}
+#[serde(transparent)]
+struct Group(&'static str);
 
 impl Group {
+    /// The reductions, which also have the latency and readback lines.
+    const REDUCE: Group = Group("reduce");
+    const SCAN: Group = Group("scan");
     fn name(self) -> &'static str {
-        match self {
-            Group::Reduce => "reduce",
-            Group::Scan => "scan",
-        }
+        self.0
     }
 }
 
@@ -392,233 +410,6 @@ struct Case {
 /// Wrong buffer type for a case: a bug in the bench itself.
 fn mismatch(case: &str) -> BoxError {
     format!("bench bug: case `{case}` was given a buffer of another element type").into()
-}
-
-/// A reduction of `T` into `out[0]`: moves `n * size_of::<T>()` bytes.
-fn reduce_case<T: Elem>(
-    name: &str,
-    run: impl Fn(&Context, &DeviceBuffer<T>, &mut DeviceBuffer<T>) -> gpuprim::Result<()> + 'static,
-    reference: fn(&[T]) -> Expect<T>,
-) -> Case {
-    let (run_name, check_name) = (name.to_string(), name.to_string());
-    Case {
-        group: Group::Reduce,
-        name: name.to_string(),
-        ty: T::TY,
-        bytes_per_elem_moved: T::TY.size(),
-        out_len: |_| 1,
-        run: Box::new(move |ctx, input, out| {
-            let input = T::device(input).ok_or_else(|| mismatch(&run_name))?;
-            let out = T::device_mut(out).ok_or_else(|| mismatch(&run_name))?;
-            Ok(run(ctx, input, out)?)
-        }),
-        check: Box::new(move |host, out| {
-            let data = T::host(host).ok_or_else(|| mismatch(&check_name).to_string())?;
-            let out = T::device(out).ok_or_else(|| mismatch(&check_name).to_string())?;
-            let got = out.to_vec().map_err(|e| format!("reading the result: {e}"))?;
-            let got = *got.first().ok_or("empty output")?;
-            reference(data).check(got)
-        }),
-    }
-}
-
-/// A scan of `T` into an output of `n` elements: moves
-/// `2 * n * size_of::<T>()` bytes. `inclusive` picks the reference.
-#[allow(dead_code)] // used as soon as the first scan lands in `scan_cases_for`
-fn scan_case<T: Elem>(
-    name: &str,
-    inclusive: bool,
-    run: impl Fn(&Context, &DeviceBuffer<T>, &mut DeviceBuffer<T>) -> gpuprim::Result<()> + 'static,
-) -> Case {
-    let (run_name, check_name) = (name.to_string(), name.to_string());
-    Case {
-        group: Group::Scan,
-        name: name.to_string(),
-        ty: T::TY,
-        bytes_per_elem_moved: 2 * T::TY.size(),
-        out_len: |n| n,
-        run: Box::new(move |ctx, input, out| {
-            let input = T::device(input).ok_or_else(|| mismatch(&run_name))?;
-            let out = T::device_mut(out).ok_or_else(|| mismatch(&run_name))?;
-            Ok(run(ctx, input, out)?)
-        }),
-        check: Box::new(move |host, out| {
-            let data = T::host(host).ok_or_else(|| mismatch(&check_name).to_string())?;
-            let out = T::device(out).ok_or_else(|| mismatch(&check_name).to_string())?;
-            let got = out.to_vec().map_err(|e| format!("reading the result: {e}"))?;
-            if got.len() != data.len() {
-                return Err(format!("output has {} elements, want {}", got.len(), data.len()));
-            }
-            let mut exact = T::default();
-            let mut f = F64Sum::new();
-            for (i, (&x, &g)) in data.iter().zip(&got).enumerate() {
-                // Exclusive: element i holds the sum of the i before it.
-                let before = if T::EXACT {
-                    Expect::Exact(exact)
-                } else {
-                    Expect::Within { value: f.value(), bound: float_bound(i, T::EPS, f.abs) }
-                };
-                exact = exact.ref_add(x);
-                f.add(x.to_f64());
-                let want = if !inclusive {
-                    before
-                } else if T::EXACT {
-                    Expect::Exact(exact)
-                } else {
-                    Expect::Within { value: f.value(), bound: float_bound(i + 1, T::EPS, f.abs) }
-                };
-                want.check(g).map_err(|e| format!("element {i}: {e}"))?;
-            }
-            Ok(())
-        }),
-    }
-}
-
-/// Every reduction case for element type `T`: one per operation and
-/// algorithm variant.
-fn reduce_cases_for<T: Elem>() -> Vec<Case> {
-    // The one-call API as users call it (it allocates its temporary storage).
-    let mut cases = vec![reduce_case::<T>("sum_into", |ctx, input, out| ctx.sum_into(input, out), sum_expect::<T>)];
-    // Every kernel, finished the default way (the last block combines the
-    // block totals in the same launch).
-    for alg in ReduceAlgorithm::ALL {
-        cases.push(sum_variant::<T>(alg, Finish::LastBlock));
-    }
-    // The other ways to finish, with the default kernel.
-    for fin in Finish::ALL.into_iter().filter(|&f| f != Finish::LastBlock) {
-        cases.push(sum_variant::<T>(ReduceAlgorithm::Vectorized, fin));
-    }
-    // The default kernel with other grid sizes, in blocks per
-    // multiprocessor (the default fills each with 2048 threads: 8 blocks).
-    for per_sm in [4u32, 16, 32] {
-        cases.push(sum_grid::<T>(per_sm));
-    }
-    // The simple call once more, measured after the others: the same call
-    // as `sum_into`, so a difference between the two is the measurement's
-    // order, not the library.
-    cases.push(reduce_case::<T>("sum_into/again", |ctx, input, out| ctx.sum_into(input, out), sum_expect::<T>));
-    // The lecture table's setting: ints, 1024 threads per block, the
-    // partials reduced by relaunching the kernel.
-    if T::TY.size() == 4 && T::EXACT {
-        for alg in ReduceAlgorithm::ALL {
-            cases.push(sum_variant_block::<T>(alg, Finish::Relaunch, 1024));
-        }
-    }
-    cases
-}
-
-/// [`sum_variant`] with another block size; named `sum/<kernel>+<finish>/b<block>`.
-fn sum_variant_block<T: Elem>(alg: ReduceAlgorithm, fin: Finish, block: u32) -> Case {
-    let name = format!("sum/{}+{}/b{block}", alg.name(), format!("{fin:?}").to_lowercase());
-    sum_case::<T>(name, alg, fin, block)
-}
-
-/// The sum with one kernel and one finishing strategy, into temporary
-/// storage allocated once (in the first warm-up run), so that the timed
-/// runs measure the launches alone. Atomic float combines are not
-/// deterministic, which the bench accepts.
-fn sum_variant<T: Elem>(alg: ReduceAlgorithm, fin: Finish) -> Case {
-    let name = match fin {
-        Finish::LastBlock => format!("sum/{}", alg.name()),
-        other => format!("sum/{}+{}", alg.name(), format!("{other:?}").to_lowercase()),
-    };
-    sum_case::<T>(name, alg, fin, gpuprim::reduce::DEFAULT_BLOCK)
-}
-
-/// The case behind [`sum_variant`] and [`sum_variant_block`].
-fn sum_case<T: Elem>(name: String, alg: ReduceAlgorithm, fin: Finish, block: u32) -> Case {
-    let temp: RefCell<Option<(usize, ReduceTemp)>> = RefCell::new(None);
-    reduce_case::<T>(
-        &name,
-        move |ctx, input, out| {
-            let r = ctx.reducer().algorithm(alg).finish(fin).block_size(block).deterministic(fin != Finish::Atomic);
-            let mut slot = temp.borrow_mut();
-            let mut t = match slot.take() {
-                Some((n, t)) if n == input.len() => t,
-                _ => r.temp::<T>(input.len())?,
-            };
-            let result = r.sum_with_temp(input, out, &mut t);
-            *slot = Some((input.len(), t));
-            result
-        },
-        sum_expect::<T>,
-    )
-}
-
-/// `sum_into` with the default kernel at `per_sm` blocks per multiprocessor;
-/// named `sum/grid<per_sm>`.
-fn sum_grid<T: Elem>(per_sm: u32) -> Case {
-    reduce_case::<T>(
-        &format!("sum/grid{per_sm}"),
-        move |ctx, input, out| ctx.reducer().grid_size(ctx.multiprocessors() * per_sm).sum_into(input, out),
-        sum_expect::<T>,
-    )
-}
-
-/// The latency case: the library's default `Context::sum_into`.
-fn latency_case() -> Case {
-    reduce_case::<f32>("sum_into", |ctx, input, out| ctx.sum_into(input, out), sum_expect::<f32>)
-}
-
-/// Every scan case for element type `T`: one per operation and algorithm
-/// variant. For example (the exclusive reference assumes `init` = 0):
-///
-/// ```ignore
-/// vec![
-///     scan_case::<T>("inclusive", true, |ctx, i, o| ctx.inclusive_scan(i, o)),
-///     scan_case::<T>("exclusive", false, |ctx, i, o| ctx.exclusive_scan(i, o, T::default())),
-/// ]
-/// // and per variant: for alg in ScanAlgorithm::ALL { cases.push(scan_case::<T>(
-/// //     &format!("inclusive/{}", alg.name()), true, move |ctx, i, o| /* scan with `alg` */)); }
-/// ```
-fn scan_cases_for<T: Elem>() -> Vec<Case> {
-    use gpuprim::scan::{ScanAlgorithm, ScanTemp, Sum};
-    use std::cell::RefCell;
-    let mut cases = Vec::new();
-    // Every algorithm at its default block size, inclusive sum, with
-    // temporary storage made once per size (the `*_with_temp` calls), as a
-    // caller that scans repeatedly would; the single-pass scans' clearing
-    // of their status is part of every run. Then the look-back at the other
-    // block sizes that keep 128 bytes (or 64 at 512 threads) per thread,
-    // for tuning (instantiated for 4-byte types; wider ones have the
-    // default only).
-    let mut variants: Vec<(String, ScanAlgorithm, Option<u32>)> =
-        ScanAlgorithm::ALL.into_iter().map(|alg| (format!("inclusive/{}", alg.name()), alg, None)).collect();
-    // The look-back at the other block sizes instantiated for sum on every
-    // type, for the block-size-by-input-size table (`Scan::block_size_for`).
-    for block in [32u32, 64, 128, 512] {
-        variants.push((format!("inclusive/lookback/b{block}"), ScanAlgorithm::DecoupledLookBack, Some(block)));
-    }
-    for (name, alg, block) in variants {
-        let temp: RefCell<Option<(usize, ScanTemp)>> = RefCell::new(None);
-        cases.push(scan_case::<T>(&name, true, move |ctx, input, out| {
-            let scan = ctx.scan().algorithm(alg);
-            let scan = match block {
-                Some(b) => scan.block_size(b),
-                None => scan,
-            };
-            let mut slot = temp.borrow_mut();
-            if !matches!(&*slot, Some((len, _)) if *len >= input.len()) {
-                *slot = Some((input.len(), scan.temp::<T>(input.len())?));
-            }
-            match slot.as_mut() {
-                Some((_, t)) => scan.inclusive_with_temp(input, out, Sum, t),
-                None => scan.inclusive(input, out, Sum),
-            }
-        }));
-    }
-    // The simple calls (default algorithm, the context's scratch storage).
-    cases.push(scan_case::<T>("inclusive_scan", true, |ctx, input, out| ctx.inclusive_scan(input, out)));
-    cases.push(scan_case::<T>("exclusive_scan", false, |ctx, input, out| ctx.exclusive_scan(input, out, T::default())));
-    cases
-}
-
-fn reduce_cases() -> Vec<Case> {
-    [reduce_cases_for::<i32>(), reduce_cases_for::<f32>(), reduce_cases_for::<f64>()].into_iter().flatten().collect()
-}
-
-fn scan_cases() -> Vec<Case> {
-    [scan_cases_for::<i32>(), scan_cases_for::<f32>(), scan_cases_for::<f64>()].into_iter().flatten().collect()
 }
 
 // ---------------------------------------------------------------------------
@@ -831,13 +622,35 @@ struct Measurement {
     gbps: f64,
     copy_gbps: f64,
     pct_of_copy: f64,
+    /// Cases with their own inputs (select, by-key, segmented): the bytes
+    /// read and written that `bytes_moved` adds up, and the median µs of
+    /// the copy-equivalent (a device copy moving as many bytes), which
+    /// `copy_gbps` and `pct_of_copy` are then about.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bytes_read: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bytes_written: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    copy_equiv_us: Option<f64>,
+    /// Cases with their own inputs: [`digest`](cases::data::DataSet::digest)
+    /// of the arrays they read, as the CUB program prints it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    input_digest: Option<String>,
     /// "ok", or what the CPU reference disagreed with.
     check: String,
     #[serde(flatten)]
     timing: Timing,
-    /// CUB's twin (`--cub`), for the cases in [`CUB_TWINS`].
+    /// CUB's twin (`--cub`), for the cases in [`CUB_TWINS`] and every case
+    /// with its own inputs.
     #[serde(flatten)]
     cub: Option<CubCompare>,
+    /// The CUB program's name for this case, when it has a twin.
+    #[serde(skip)]
+    twin: Option<String>,
+    /// The digest of the inputs, for cases with their own inputs (the
+    /// others' are in [`Bench::digests`]).
+    #[serde(skip)]
+    digest: Option<u64>,
 }
 
 /// CUB's twin of a measurement: `cub_us`, `x_cub`, `cub_check`, `cub_held`
@@ -966,7 +779,10 @@ struct CaseInfo {
     name: String,
     #[serde(rename = "type")]
     ty: Ty,
-    bytes_per_elem_moved: usize,
+    /// Cases on the shared random inputs; those with their own inputs say
+    /// what they move in each measurement (`bytes_read`, `bytes_written`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bytes_per_elem_moved: Option<usize>,
 }
 
 #[derive(Serialize)]
@@ -997,15 +813,22 @@ const GBPS_DEFINITION: &str = "GB/s = bytes the case must move / median time, 1 
      n*size_of(T) (one read), scans 2*n*size_of(T) (one read + one write); copy_gbps is the device-to-device \
      copy of the same n elements counting read + write (2*n*size_of(T)); pct_of_copy = 100 * gbps / copy_gbps";
 
+const DATA_GBPS_DEFINITION: &str = "GB/s = (bytes_read + bytes_written) / median time, 1 GB = 1e9 bytes: every \
+     input element read once, the output the case actually writes (from the CPU reference; device-side counts not \
+     counted); copy_equiv_us is the median time of a device-to-device copy of (bytes_read + bytes_written) / 2 bytes \
+     (which reads and writes that many) in the same run, copy_gbps its GB/s by the same bytes, pct_of_copy = 100 * \
+     copy_equiv_us / median_us (the copy-equivalent %)";
+
 // ---------------------------------------------------------------------------
 // Options
 // ---------------------------------------------------------------------------
 
 const USAGE: &str = "\
-usage: bench [reduce|scan|all] [--quick] [--out DIR] [--sizes SPEC] [--types LIST] [--cases LIST] [--runs N] [--warmup N]
+usage: bench [GROUP[,GROUP..]|all] [--quick] [--out DIR] [--sizes SPEC] [--types LIST] [--cases LIST] [--runs N] [--warmup N]
              [--cub PATH]
 
-  reduce|scan|all  which group of cases (default all)
+  GROUP            which group of cases: reduce, scan, select, by_key,
+                   segmented, or several comma-separated (default all)
   --quick          fewer sizes (GPU: 2^12, 2^16, 2^20, 2^24, 2^28)
   --out DIR        where bench-<group>.json and <group>-<type>.svg go
                    (default target/bench; under cargo a relative DIR is taken
@@ -1021,8 +844,9 @@ usage: bench [reduce|scan|all] [--quick] [--out DIR] [--sizes SPEC] [--types LIS
   --warmup N       untimed runs first (GPU default 3, emulator 1)
   --cub PATH       after each group, run the CUB program at PATH (built from
                    host/benches/cub/cub_bench.cu) on CUB's twins of sum_into,
-                   inclusive_scan, exclusive_scan and the readback line, and
-                   report x CUB = CUB's median / ours (CUDA only)
+                   inclusive_scan, exclusive_scan, the readback line and
+                   every case of select, by_key and segmented, and report
+                   x CUB = CUB's median / ours (CUDA only)
 
 Environment: GPUPRIM_BACKEND=emu|cuda picks the backend; GPUPRIM_REQUIRE_GPU=1
 fails instead of falling back to the CPU emulator; GPUPRIM_CUB_BENCH=PATH is
@@ -1067,7 +891,7 @@ fn parse_sizes(spec: &str) -> Res<Vec<u32>> {
 
 fn parse_args(args: &[String]) -> Res<Option<Options>> {
     let mut o = Options {
-        groups: vec![Group::Reduce, Group::Scan],
+        groups: cases::GROUPS.iter().map(|g| g.group).collect(),
         quick: false,
         out: None,
         sizes: None,
@@ -1083,9 +907,11 @@ fn parse_args(args: &[String]) -> Res<Option<Options>> {
     };
     while let Some(a) = it.next() {
         match a.as_str() {
-            "reduce" => o.groups = vec![Group::Reduce],
-            "scan" => o.groups = vec![Group::Scan],
-            "all" => o.groups = vec![Group::Reduce, Group::Scan],
+            "all" => o.groups = cases::GROUPS.iter().map(|g| g.group).collect(),
+            // One group, or several: `select,by_key,segmented`.
+            list if list.split(',').all(|g| cases::find(g).is_some()) => {
+                o.groups = list.split(',').filter_map(cases::find).map(|g| g.group).collect();
+            }
             "--quick" => o.quick = true,
             // cargo bench passes --bench to harness=false targets.
             "--bench" => {}
@@ -1179,6 +1005,9 @@ struct Bench<'a> {
     copies: HashMap<(Ty, u32), CopyResult>,
     /// [`digest`] of each input by (type, log2 size), when CUB runs too.
     digests: Option<HashMap<(Ty, u32), u64>>,
+    /// Copy-equivalent timings (median µs, check) by the number of 4-byte
+    /// words copied.
+    copy_equiv: HashMap<usize, (f64, String)>,
 }
 
 impl Bench<'_> {
@@ -1223,9 +1052,15 @@ impl Bench<'_> {
                     gbps: rate,
                     copy_gbps: copy.gbps,
                     pct_of_copy: 100.0 * rate / copy.gbps,
+                    bytes_read: None,
+                    bytes_written: None,
+                    copy_equiv_us: None,
+                    input_digest: None,
                     check,
                     timing,
                     cub: None,
+                    twin: cub_twin(&case.name).map(String::from),
+                    digest: None,
                 };
                 println!(
                     "  {:<6} {:<4} 2^{k:<3} {:>10} µs {:>9} GB/s {:>6}% of copy ({} runs, {} inputs) {}",
@@ -1263,6 +1098,142 @@ impl Bench<'_> {
             Err(e) => format!("FAILED: {e}"),
         };
         Ok((timing, check))
+    }
+
+    /// Every case of `cases` (all of element type `T`, each with its own
+    /// inputs) at every size: the inputs of each data set made once per
+    /// size, then every case that reads them.
+    fn run_data_type<T: Elem>(
+        &mut self,
+        cases: &[&DataCase],
+        sizes: &[u32],
+        results: &mut Vec<Measurement>,
+    ) -> Res<()> {
+        for &k in sizes {
+            let n = 1usize << k;
+            let mut keys: Vec<DataKey> = Vec::new();
+            for c in cases {
+                if !keys.contains(&c.data) {
+                    keys.push(c.data);
+                }
+            }
+            for key in keys {
+                let of_key = cases.iter().filter(|c| c.data == key);
+                let set = DataSet::<T>::make(self.ctx, key, k, self.plan.warmup + self.plan.runs).map(Rc::new);
+                let copies = set.as_ref().map_or(0, |s| s.copies);
+                for case in of_key {
+                    // A case that fails is recorded and reported; the others still run.
+                    let measured = match &set {
+                        Ok(set) => {
+                            let any: Rc<dyn Any> = set.clone();
+                            self.measure_data(case, &any, copies)
+                        }
+                        Err(e) => Err(format!("making the inputs: {e}").into()),
+                    };
+                    let (timing, check, moved) = match measured {
+                        Ok((t, c, m)) => (t, c, Some(m)),
+                        Err(e) => (Timing::failed(self.plan.warmup, copies), format!("ERROR: {e}"), None),
+                    };
+                    let moved = moved.unwrap_or_default();
+                    let bytes = moved.read + moved.written;
+                    let (equiv_us, equiv_check) = match self.copy_equivalent(bytes) {
+                        Ok(r) => r,
+                        Err(e) => (f64::NAN, format!("ERROR: {e}")),
+                    };
+                    let check = if check == "ok" && equiv_check != "ok" {
+                        format!("copy-equivalent {equiv_check}")
+                    } else {
+                        check
+                    };
+                    let rate = gbps(bytes, timing.median_us);
+                    let digest = set.as_ref().ok().map(|set| set.digest(case.reads));
+                    let m = Measurement {
+                        case: case.name.clone(),
+                        ty: case.ty,
+                        log2_n: k,
+                        n,
+                        bytes_moved: bytes,
+                        gbps: rate,
+                        copy_gbps: gbps(bytes, equiv_us),
+                        pct_of_copy: 100.0 * equiv_us / timing.median_us,
+                        bytes_read: Some(moved.read),
+                        bytes_written: Some(moved.written),
+                        copy_equiv_us: Some(equiv_us),
+                        input_digest: digest.map(|d| format!("{d:016x}")),
+                        check,
+                        timing,
+                        cub: None,
+                        twin: Some(case.name.clone()),
+                        digest,
+                    };
+                    println!(
+                        "  {:<26} {:<4} 2^{k:<3} {:>10} µs {:>9} GB/s {:>6}% of copy-equivalent ({} runs, {} inputs) {}",
+                        m.case,
+                        m.ty.name(),
+                        sig(m.timing.median_us),
+                        sig(m.gbps),
+                        sig(m.pct_of_copy),
+                        m.timing.runs,
+                        copies,
+                        m.check
+                    );
+                    results.push(m);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Prepare one case with its own inputs, time it on the rotating
+    /// copies, then check its last output.
+    fn measure_data(&self, case: &DataCase, data: &Rc<dyn Any>, copies: usize) -> Res<(Timing, String, Moved)> {
+        let mut p = (case.prepare)(self.ctx, data)?;
+        let timing = time_runs(self.ctx, &self.plan, copies, |i| Ok(p.run(self.ctx, i % copies.max(1))?))?;
+        let check = match p.check(self.ctx) {
+            Ok(()) => "ok".to_string(),
+            Err(e) => format!("FAILED: {e}"),
+        };
+        Ok((timing, check, p.moved()))
+    }
+
+    /// The copy-equivalent of a case moving `bytes` (read + written): the
+    /// median µs of a device-to-device copy of `bytes / 2` (rounded up to
+    /// 4-byte words), which reads and writes that many, on rotating
+    /// sources; measured once per byte count.
+    fn copy_equivalent(&mut self, bytes: u64) -> Res<(f64, String)> {
+        let words = (bytes.div_ceil(8) as usize).max(1);
+        if let Some(r) = self.copy_equiv.get(&words) {
+            return Ok(r.clone());
+        }
+        let copies = rotation(words * 4, self.plan.warmup + self.plan.runs);
+        let srcs: Vec<DeviceBuffer<u32>> = (0..copies)
+            .map(|_| {
+                let mut b = self.ctx.alloc::<u32>(words)?;
+                b.zero()?;
+                Ok(b)
+            })
+            .collect::<gpuprim::Result<_>>()?;
+        let mut dst = self.ctx.alloc::<u32>(words)?;
+        dst.poison()?;
+        let timing = time_runs(self.ctx, &self.plan, copies, |i| Ok(self.ctx.copy(&srcs[i % copies], &mut dst)?))?;
+        // The ends of the copy are spot-checked (a full download would cost
+        // more than the copy's measurement at the largest sizes).
+        let mut ends = [u32::MAX; 2];
+        dst.copy_to_host_at(0, &mut ends[..1])?;
+        dst.copy_to_host_at(words - 1, &mut ends[1..])?;
+        let check = if ends == [0, 0] { "ok".to_string() } else { format!("FAILED: copy ends are {ends:?}, want 0") };
+        println!(
+            "  {:<26} {:<4} {:>16} µs {:>9} GB/s copy-equivalent of {} bytes (read + write) {}",
+            "copy",
+            "u32",
+            sig(timing.median_us),
+            sig(gbps(2 * 4 * words as u64, timing.median_us)),
+            8 * words,
+            check
+        );
+        let r = (timing.median_us, check);
+        self.copy_equiv.insert(words, r.clone());
+        Ok(r)
     }
 
     fn measure_copy<T: Elem>(&self, k: u32, inputs: &[AnyBuf], host: &HostData) -> Res<CopyResult> {
@@ -1422,8 +1393,9 @@ fn attach_cub(
         |case: &str, ty: Ty, k: u32| doc.results.iter().find(|r| r.case == case && r.ty == ty.name() && r.log2_n == k);
     let ours = |ty: Ty, k: u32| digests.and_then(|d| d.get(&(ty, k)).copied());
     for m in results.iter_mut() {
-        if let Some(twin) = cub_twin(&m.case) {
-            m.cub = Some(compare(find(twin, m.ty, m.log2_n), m.timing.median_us, ours(m.ty, m.log2_n)));
+        if let Some(twin) = &m.twin {
+            let digest = m.digest.or_else(|| ours(m.ty, m.log2_n));
+            m.cub = Some(compare(find(twin, m.ty, m.log2_n), m.timing.median_us, digest));
         }
     }
     for r in readback.iter_mut() {
@@ -1495,7 +1467,17 @@ fn real_main(args: &[String]) -> Res<bool> {
             None
         }
         Some(path) => {
-            println!("CUB: {} times CUB's twins of {} after each group", path.display(), twin_names());
+            let data_groups: Vec<&str> = opt
+                .groups
+                .iter()
+                .filter(|g| cases::find(g.name()).is_some_and(|d| !(d.data_cases)().is_empty()))
+                .map(|g| g.name())
+                .collect();
+            let also = match data_groups.is_empty() {
+                true => String::new(),
+                false => format!(" and of every case of {}", data_groups.join(", ")),
+            };
+            println!("CUB: {} times CUB's twins of {}{also} after each group", path.display(), twin_names());
             Some(path)
         }
         None => {
@@ -1505,40 +1487,54 @@ fn real_main(args: &[String]) -> Res<bool> {
     };
 
     std::fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
-    let mut bench = Bench { ctx: &ctx, plan, copies: HashMap::new(), digests: cub.as_ref().map(|_| HashMap::new()) };
+    let mut bench = Bench {
+        ctx: &ctx,
+        plan,
+        copies: HashMap::new(),
+        digests: cub.as_ref().map(|_| HashMap::new()),
+        copy_equiv: HashMap::new(),
+    };
     let mut files = Vec::new();
     let mut summaries = Vec::new();
     let mut all_ok = true;
 
     for &group in &opt.groups {
-        let all_cases = match group {
-            Group::Reduce => reduce_cases(),
-            Group::Scan => scan_cases(),
-        };
+        let def = cases::find(group.name());
+        let all_cases = def.map_or_else(Vec::new, |g| (g.cases)());
+        let all_data = def.map_or_else(Vec::new, |g| (g.data_cases)());
         let wanted = |name: &str| opt.cases.as_ref().is_none_or(|l| l.iter().any(|p| name.contains(p.as_str())));
         let cases: Vec<&Case> = all_cases.iter().filter(|c| opt.types.contains(&c.ty) && wanted(&c.name)).collect();
+        let data: Vec<&DataCase> = all_data.iter().filter(|c| opt.types.contains(&c.ty) && wanted(&c.name)).collect();
+        let none = all_cases.is_empty() && all_data.is_empty();
         println!("== {}", group.name());
-        if all_cases.is_empty() {
+        if none {
             println!("  no {} cases yet", group.name());
         }
         let mut results = Vec::new();
         for &ty in &opt.types {
             let of_ty: Vec<&Case> = cases.iter().copied().filter(|c| c.ty == ty).collect();
-            if of_ty.is_empty() {
-                continue;
+            if !of_ty.is_empty() {
+                match ty {
+                    Ty::I32 => bench.run_type::<i32>(&of_ty, &sizes, &mut results)?,
+                    Ty::F32 => bench.run_type::<f32>(&of_ty, &sizes, &mut results)?,
+                    Ty::F64 => bench.run_type::<f64>(&of_ty, &sizes, &mut results)?,
+                }
             }
-            match ty {
-                Ty::I32 => bench.run_type::<i32>(&of_ty, &sizes, &mut results)?,
-                Ty::F32 => bench.run_type::<f32>(&of_ty, &sizes, &mut results)?,
-                Ty::F64 => bench.run_type::<f64>(&of_ty, &sizes, &mut results)?,
+            let of_ty: Vec<&DataCase> = data.iter().copied().filter(|c| c.ty == ty).collect();
+            if !of_ty.is_empty() {
+                match ty {
+                    Ty::I32 => bench.run_data_type::<i32>(&of_ty, &sizes, &mut results)?,
+                    Ty::F32 => bench.run_data_type::<f32>(&of_ty, &sizes, &mut results)?,
+                    Ty::F64 => bench.run_data_type::<f64>(&of_ty, &sizes, &mut results)?,
+                }
             }
         }
         // Latency: the whole default `sum_into` of 2^20 f32.
         let mut latency = Vec::new();
-        if group == Group::Reduce
+        if group == Group::REDUCE
             && opt.cases.as_ref().is_none_or(|l| l.iter().any(|p| "sum_into".contains(p.as_str())))
         {
-            let case = latency_case();
+            let case = cases::latency_case();
             let l = bench.latency::<f32>(&case).unwrap_or_else(|e| Latency {
                 case: case.name.clone(),
                 ty: Ty::F32,
@@ -1558,7 +1554,7 @@ fn real_main(args: &[String]) -> Res<bool> {
         }
         // Readback: the whole `sum`, the value on the host, per type.
         let mut readback = Vec::new();
-        if group == Group::Reduce
+        if group == Group::REDUCE
             && opt
                 .cases
                 .as_ref()
@@ -1591,19 +1587,28 @@ fn real_main(args: &[String]) -> Res<bool> {
 
         // CUB's twins of the group's cases, on the same types and sizes.
         let cub_report = cub.as_deref().and_then(|program| {
-            let twins: Vec<&str> = CUB_TWINS
+            let mut twins: Vec<&str> = CUB_TWINS
                 .iter()
                 .map(|&(n, _)| n)
                 .filter(|&n| cases.iter().any(|c| c.name == n))
                 .chain((!readback.is_empty()).then_some("readback"))
                 .collect();
+            for c in &data {
+                if !twins.contains(&c.name.as_str()) {
+                    twins.push(&c.name);
+                }
+            }
             if twins.is_empty() {
                 return None;
             }
             let types: Vec<&str> = opt
                 .types
                 .iter()
-                .filter(|&&t| !readback.is_empty() || cases.iter().any(|c| c.ty == t && cub_twin(&c.name).is_some()))
+                .filter(|&&t| {
+                    !readback.is_empty()
+                        || cases.iter().any(|c| c.ty == t && cub_twin(&c.name).is_some())
+                        || data.iter().any(|c| c.ty == t)
+                })
                 .map(|t| t.name())
                 .collect();
             let args = cub_args(&twins, &types, &sizes, &bench.plan);
@@ -1633,7 +1638,7 @@ fn real_main(args: &[String]) -> Res<bool> {
         let mut copy: Vec<CopyResult> = bench
             .copies
             .values()
-            .filter(|c| results.iter().any(|m| m.ty == c.ty && m.log2_n == c.log2_n))
+            .filter(|c| !cases.is_empty() && results.iter().any(|m| m.ty == c.ty && m.log2_n == c.log2_n))
             .cloned()
             .collect();
         copy.sort_by_key(|c| (c.ty.size(), c.ty.name(), c.log2_n));
@@ -1653,15 +1658,21 @@ fn real_main(args: &[String]) -> Res<bool> {
             runs: bench.plan.runs,
             warmup: bench.plan.warmup,
             rotate_bytes: ROTATE_BYTES,
-            gbps_definition: GBPS_DEFINITION,
+            gbps_definition: if data.is_empty() { GBPS_DEFINITION } else { DATA_GBPS_DEFINITION },
             cases: cases
                 .iter()
                 .map(|c| CaseInfo {
                     group: c.group,
                     name: c.name.clone(),
                     ty: c.ty,
-                    bytes_per_elem_moved: c.bytes_per_elem_moved,
+                    bytes_per_elem_moved: Some(c.bytes_per_elem_moved),
                 })
+                .chain(data.iter().map(|c| CaseInfo {
+                    group: c.group,
+                    name: c.name.clone(),
+                    ty: c.ty,
+                    bytes_per_elem_moved: None,
+                }))
                 .collect(),
             copy: copy.clone(),
             measurements: &results,
@@ -1683,7 +1694,7 @@ fn real_main(args: &[String]) -> Res<bool> {
             std::fs::write(&path, svg).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
             files.push(path);
         }
-        summaries.push(Summary { group, none: all_cases.is_empty(), results, latency, readback, cub: cub_report });
+        summaries.push(Summary { group, none, results, latency, readback, cub: cub_report });
     }
 
     println!("== files");
@@ -1703,6 +1714,12 @@ fn real_main(args: &[String]) -> Res<bool> {
             None => {}
         }
         print!("{}", table(results));
+        if results.iter().any(|m| m.copy_equiv_us.is_some()) {
+            println!(
+                "(% copy and copy GB/s: each case's copy-equivalent, a device copy moving as many bytes as it reads \
+                 and writes, timed in the same run)"
+            );
+        }
         for l in latency {
             println!(
                 "latency ({} {} 2^{LATENCY_LOG2}, the whole call, all its launches): median {} µs GPU time (min {}, p90 {}; \
@@ -1790,6 +1807,10 @@ fn x_cell(x: f64) -> String {
     if x.is_finite() { format!("{:.2}", (x * 100.0 + 1e-9).floor() / 100.0) } else { "-".into() }
 }
 
+/// Beyond this many case-and-type columns the x CUB grid turns (a row per
+/// case and type, a column per size).
+const MAX_GRID_COLUMNS: usize = 8;
+
 /// The x CUB grid of a group: a row per size, a column per case and type
 /// with a CUB twin (and the readback line); `*` marks a miss (below 1.00 or
 /// no number), `!` a result that is not ok (ours or CUB's). Empty when CUB
@@ -1830,23 +1851,48 @@ fn cub_grid(results: &[Measurement], readback: &[Readback]) -> String {
         "× CUB (CUB median time / ours, the same method in the same run; >= 1.00: at or above CUB; \
          * below, ! a result not ok):"
     );
-    let w = cols.iter().map(|(c, _)| c.len() + 4).max().unwrap_or(0).max(7);
-    let mut head = format!("{:<6}", "size");
-    for (c, t) in &cols {
-        let _ = write!(head, "  {:>w$}", format!("{c} {}", t.name()));
-    }
-    let _ = writeln!(s, "{}", head.trim_end());
-    for &k in &sizes {
-        let mut line = format!("{:<6}", format!("2^{k}"));
-        for &(c, t) in &cols {
-            let m = results.iter().find(|m| m.case == c && m.ty == t && m.log2_n == k);
-            let v = match m.and_then(|m| m.cub.as_ref().map(|x| (m, x))) {
-                Some((m, x)) => cell(format!("{c} {}", t.name()), format!("2^{k}"), x, m.check == "ok"),
-                None => String::new(),
-            };
-            let _ = write!(line, "  {v:>w$}");
+    let at = |c: &str, t: Ty, k: u32| {
+        results.iter().find(|m| m.case == c && m.ty == t && m.log2_n == k).and_then(|m| m.cub.as_ref().map(|x| (m, x)))
+    };
+    if cols.len() <= MAX_GRID_COLUMNS {
+        // A row per size, a column per case and type.
+        let w = cols.iter().map(|(c, _)| c.len() + 4).max().unwrap_or(0).max(7);
+        let mut head = format!("{:<6}", "size");
+        for (c, t) in &cols {
+            let _ = write!(head, "  {:>w$}", format!("{c} {}", t.name()));
         }
-        let _ = writeln!(s, "{}", line.trim_end());
+        let _ = writeln!(s, "{}", head.trim_end());
+        for &k in &sizes {
+            let mut line = format!("{:<6}", format!("2^{k}"));
+            for &(c, t) in &cols {
+                let v = match at(c, t, k) {
+                    Some((m, x)) => cell(format!("{c} {}", t.name()), format!("2^{k}"), x, m.check == "ok"),
+                    None => String::new(),
+                };
+                let _ = write!(line, "  {v:>w$}");
+            }
+            let _ = writeln!(s, "{}", line.trim_end());
+        }
+    } else {
+        // Many cases (the primitives with their own inputs): a row per
+        // case and type, a column per size.
+        let w = cols.iter().map(|(c, t)| c.len() + 1 + t.name().len()).max().unwrap_or(0);
+        let mut head = format!("{:<w$}", "case");
+        for &k in &sizes {
+            let _ = write!(head, "  {:>7}", format!("2^{k}"));
+        }
+        let _ = writeln!(s, "{}", head.trim_end());
+        for &(c, t) in &cols {
+            let mut line = format!("{:<w$}", format!("{c} {}", t.name()));
+            for &k in &sizes {
+                let v = match at(c, t, k) {
+                    Some((m, x)) => cell(format!("{c} {}", t.name()), format!("2^{k}"), x, m.check == "ok"),
+                    None => String::new(),
+                };
+                let _ = write!(line, "  {v:>7}");
+            }
+            let _ = writeln!(s, "{}", line.trim_end());
+        }
     }
     for r in &rb {
         if let Some(x) = &r.cub {

@@ -21,6 +21,10 @@
 #             (PATH, else /usr/local/cuda/bin; log: OUTDIR/cub_build.log) so
 #             that the bench times CUB's twins too (x CUB); without nvcc, or
 #             if the build fails, the bench runs without CUB.
+#             EXTRA after `all` picks groups and sizes, e.g.
+#             `run.sh bench OUT -- select,by_key,segmented --sizes 24,28`
+#             (the bench passes every case it runs that has a CUB twin,
+#             the new primitives' included, to the CUB program).
 #   all       tests, consumer, sanitize, bench (the default); EXTRA goes
 #             to bench.
 #

@@ -64,9 +64,14 @@
 //   `float_bound`; scans at every element.
 // Everything runs on one stream created with cudaStreamNonBlocking.
 
+#include <cub/device/device_partition.cuh>
 #include <cub/device/device_reduce.cuh>
+#include <cub/device/device_run_length_encode.cuh>
 #include <cub/device/device_scan.cuh>
+#include <cub/device/device_segmented_reduce.cuh>
+#include <cub/device/device_select.cuh>
 #include <cub/version.cuh>
+#include <cuda/std/functional>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -82,6 +87,8 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -105,7 +112,7 @@ const uint64_t SEED = 0x6770757072696d00ull;  // "gpuprim\0", bench.rs's SEED
 const uint64_t HOLD_TIMEOUT_NS = 200'000'000;  // gpuprim's HOLD_TIMEOUT
 
 enum class Ty { I32 = 0, F32 = 1, F64 = 2 };  // bench.rs's `Ty` (`as u64`)
-enum class Case { SumInto, InclusiveScan, ExclusiveScan, Readback };
+enum class Case { SumInto, InclusiveScan, ExclusiveScan, Readback, Data };
 
 const char* ty_name(Ty t) { return t == Ty::I32 ? "i32" : t == Ty::F32 ? "f32" : "f64"; }
 
@@ -115,12 +122,18 @@ const char* case_name(Case c) {
     case Case::InclusiveScan: return "inclusive_scan";
     case Case::ExclusiveScan: return "exclusive_scan";
     case Case::Readback: return "readback";
+    case Case::Data: return "data";
   }
   return "?";
 }
 
+// Whether `name` is a case with its own inputs (select, by-key,
+// segmented); see "Cases with their own inputs" below.
+bool known_data_case(const std::string& name);
+
 struct Options {
   std::vector<Case> cases;
+  std::vector<std::string> data_cases;  // names of cases with their own inputs
   std::vector<Ty> types;
   std::vector<unsigned> sizes;
   size_t runs = 100;
@@ -174,6 +187,7 @@ Options parse_args(int argc, char** argv) {
         else if (c == "inclusive_scan") o.cases.push_back(Case::InclusiveScan);
         else if (c == "exclusive_scan") o.cases.push_back(Case::ExclusiveScan);
         else if (c == "readback") o.cases.push_back(Case::Readback);
+        else if (known_data_case(c)) o.data_cases.push_back(c);
         else throw std::invalid_argument("--cases: unknown case `" + c + "`");
       }
     } else if (a == "--types") {
@@ -228,8 +242,9 @@ Options parse_args(int argc, char** argv) {
     if (o.sizes.empty()) throw std::invalid_argument("--sizes: no sizes given");
     return o;
   }
-  if (o.cases.empty()) throw std::invalid_argument("--cases: no cases given");
-  bool sized = std::any_of(o.cases.begin(), o.cases.end(), [](Case c) { return c != Case::Readback; });
+  if (o.cases.empty() && o.data_cases.empty()) throw std::invalid_argument("--cases: no cases given");
+  bool sized = !o.data_cases.empty() ||
+               std::any_of(o.cases.begin(), o.cases.end(), [](Case c) { return c != Case::Readback; });
   if (sized && o.sizes.empty()) throw std::invalid_argument("--sizes: no sizes given");
   return o;
 }
@@ -718,6 +733,8 @@ struct Result {
   std::string digest;
   size_t temp_bytes = 0;
   bool wide = false;
+  std::string name;  // cases with their own inputs (Case::Data): the case's name
+  const char* label() const { return c == Case::Data ? name.c_str() : case_name(c); }
 };
 
 // Uploaded inputs: `copies` device copies of the same data.
@@ -811,7 +828,7 @@ Result measure_readback(Gpu& gpu, const Options& o, unsigned k) {
 }
 
 void progress(const Result& r) {
-  std::fprintf(stderr, "  cub %-14s %s 2^%-3u %10.4g us (%zu runs, %zu inputs%s) %s\n", case_name(r.c), ty_name(r.ty),
+  std::fprintf(stderr, "  cub %-14s %s 2^%-3u %10.4g us (%zu runs, %zu inputs%s) %s\n", r.label(), ty_name(r.ty),
                r.log2_n, r.t.median, r.t.runs, r.t.copies,
                r.c == Case::Readback ? ", host clock" : r.t.held ? "" : ", NOT held", r.check.c_str());
 }
@@ -851,6 +868,575 @@ void run_type(Gpu& gpu, const Options& o, std::vector<Result>& out) {
 }
 
 // ---------------------------------------------------------------------------
+// Cases with their own inputs: select, partition, unique, run-length
+// encode, by-key scans and reductions, segmented reductions
+// ---------------------------------------------------------------------------
+//
+// The bench's host/benches/cases/data.rs defines the inputs; this is the
+// same, bit for bit. Names: PRIMITIVE/DISTRIBUTION, e.g. select_if/50%,
+// reduce_by_key/run8, segmented_reduce/len512, segmented_reduce/mixed.
+//   select_if, select_flagged, partition  /P%   values mix64(i ^ seed) % 2001,
+//       predicate x < t with t = 20 P (+1 at P = 100): 0%, 50%, 100%;
+//       flags[i] = x_i < t (uint8)
+//   partition_three_way/thirds          first x < 667, second x < 1334
+//   unique, run_length_encode, non_trivial_runs  /runL   the run values
+//   unique_by_key, reduce_by_key (sum), inclusive_scan_by_key,
+//       exclusive_scan_by_key (sum, init 0)  /runL   u64 keys, random values
+//   segmented_reduce (sum), segmented_argmin  /lenL or /mixed   random values,
+//       u64 offsets (CSR; begin = offsets, end = offsets + 1)
+// Counts: CUB writes them to an int64_t; run lengths and offsets are int.
+
+enum class Prim {
+  SelectIf,
+  SelectFlagged,
+  Partition,
+  PartitionThreeWay,
+  Unique,
+  UniqueByKey,
+  RunLengthEncode,
+  NonTrivialRuns,
+  ReduceByKey,
+  InclusiveScanByKey,
+  ExclusiveScanByKey,
+  SegmentedReduce,
+  SegmentedArgMin,
+};
+enum class Kind { Values, Flags, Runs, Segments };
+
+struct DataSpec {
+  std::string name;
+  Prim prim;
+  Kind kind;
+  uint64_t param = 0;  // threshold (Flags), run length (Runs), segment length (Segments; 0: mixed)
+  uint32_t t1 = 0, t2 = 0;  // predicate thresholds (x < t1; three-way: x < t2 second)
+};
+
+bool parse_data_case(const std::string& name, DataSpec& d) {
+  size_t slash = name.find('/');
+  if (slash == std::string::npos) return false;
+  std::string prim = name.substr(0, slash), dist = name.substr(slash + 1);
+  d.name = name;
+  auto number = [](const std::string& s, uint64_t& v) {
+    if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos || s.size() > 12) return false;
+    v = std::strtoull(s.c_str(), nullptr, 10);
+    return true;
+  };
+  uint64_t v = 0;
+  if (prim == "select_if" || prim == "select_flagged" || prim == "partition") {
+    if (dist.size() < 2 || dist.back() != '%' || !number(dist.substr(0, dist.size() - 1), v) || v > 100) return false;
+    d.prim = prim == "select_if" ? Prim::SelectIf : prim == "partition" ? Prim::Partition : Prim::SelectFlagged;
+    d.t1 = uint32_t(v * 20 + (v == 100 ? 1 : 0));
+    d.kind = d.prim == Prim::SelectFlagged ? Kind::Flags : Kind::Values;
+    d.param = d.prim == Prim::SelectFlagged ? d.t1 : 0;
+    return true;
+  }
+  if (prim == "partition_three_way") {
+    if (dist != "thirds") return false;
+    d.prim = Prim::PartitionThreeWay;
+    d.kind = Kind::Values;
+    d.t1 = 667;
+    d.t2 = 1334;
+    return true;
+  }
+  const std::pair<const char*, Prim> runs[] = {
+      {"unique", Prim::Unique},
+      {"unique_by_key", Prim::UniqueByKey},
+      {"run_length_encode", Prim::RunLengthEncode},
+      {"non_trivial_runs", Prim::NonTrivialRuns},
+      {"reduce_by_key", Prim::ReduceByKey},
+      {"inclusive_scan_by_key", Prim::InclusiveScanByKey},
+      {"exclusive_scan_by_key", Prim::ExclusiveScanByKey},
+  };
+  for (const auto& [p, e] : runs) {
+    if (prim != p) continue;
+    if (dist.rfind("run", 0) != 0 || !number(dist.substr(3), v) || v == 0) return false;
+    d.prim = e;
+    d.kind = Kind::Runs;
+    d.param = v;
+    return true;
+  }
+  if (prim == "segmented_reduce" || prim == "segmented_argmin") {
+    d.prim = prim == "segmented_reduce" ? Prim::SegmentedReduce : Prim::SegmentedArgMin;
+    d.kind = Kind::Segments;
+    if (dist == "mixed") {
+      d.param = 0;
+      return true;
+    }
+    if (dist.rfind("len", 0) != 0 || !number(dist.substr(3), v) || v == 0) return false;
+    d.param = v;
+    return true;
+  }
+  return false;
+}
+
+bool known_data_case(const std::string& name) {
+  DataSpec d;
+  return parse_data_case(name, d);
+}
+
+uint64_t mix64(uint64_t z) {
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// data.rs's DataKey::seed.
+uint64_t data_seed(const DataSpec& d, Ty ty, unsigned k) {
+  uint64_t tag = 0, param = 0, t = 0;
+  switch (d.kind) {
+    case Kind::Values:
+    case Kind::Flags: tag = 1, t = uint64_t(ty); break;
+    case Kind::Runs: tag = 2, param = d.param; break;
+    case Kind::Segments: tag = 3, param = d.param; break;
+  }
+  return SEED ^ (uint64_t(k) << 8) ^ t ^ (tag << 32) ^ (param << 40);
+}
+
+// f(i) for i < n, on every core.
+template <class X, class F>
+std::vector<X> par_fill(size_t n, F f) {
+  std::vector<X> v(n);
+  const size_t parts = std::max<size_t>(1, std::min<size_t>(threads(), n >> 16));
+  parallel_for(parts, [&](size_t p) {
+    for (size_t i = n * p / parts; i < n * (p + 1) / parts; ++i) v[i] = f(i);
+  });
+  return v;
+}
+
+template <class X>
+uint64_t digest_bits(const std::vector<X>& v) {
+  uint64_t h = 0;
+  for (size_t i = 0; i < v.size(); ++i) h += uint64_t(v[i]) * (2 * uint64_t(i) + 1);
+  return h;
+}
+
+// data.rs's segment_offsets.
+std::vector<uint64_t> segment_offsets(uint64_t len, size_t n_, uint64_t seed) {
+  const uint64_t n = n_;
+  std::vector<uint64_t> o;
+  if (len != 0) {
+    uint64_t segs = (n + len - 1) / len;
+    for (uint64_t s = 0; s <= segs; ++s) o.push_back(std::min(s * len, n));
+    return o;
+  }
+  o.push_back(0);
+  uint64_t at = 0;
+  for (uint64_t s = 0; at < n; ++s) {
+    uint64_t h = mix64(s ^ seed);
+    uint64_t e = (h & 255) % 17;
+    at = std::min(at + 1 + (h >> 8) % (uint64_t(1) << e), n);
+    o.push_back(at);
+  }
+  return o;
+}
+
+// A data set (data.rs's DataSet): the arrays of the spec's kind.
+template <class T>
+struct DataSet {
+  std::vector<T> vals, runs;
+  std::vector<uint8_t> flags;
+  std::vector<uint64_t> keys, offsets;
+  size_t bytes() const {
+    return (vals.size() + runs.size()) * sizeof(T) + flags.size() + 8 * (keys.size() + offsets.size());
+  }
+};
+
+template <class T>
+DataSet<T> make_data(const DataSpec& d, unsigned k) {
+  const size_t n = size_t(1) << k;
+  const uint64_t seed = data_seed(d, Elem<T>::ty, k);
+  DataSet<T> s;
+  switch (d.kind) {
+    case Kind::Values:
+    case Kind::Flags:
+      s.vals = par_fill<T>(n, [&](size_t i) { return T(uint32_t(mix64(uint64_t(i) ^ seed) % 2001)); });
+      if (d.kind == Kind::Flags) {
+        const double t = double(d.param);
+        s.flags = par_fill<uint8_t>(n, [&](size_t i) { return uint8_t(double(s.vals[i]) < t ? 1 : 0); });
+      }
+      break;
+    case Kind::Runs:
+      s.keys = par_fill<uint64_t>(n, [&](size_t i) {
+        uint64_t r = uint64_t(i) / d.param;
+        return (mix64(r ^ seed) & ~uint64_t(1)) | (r & 1);
+      });
+      s.runs = par_fill<T>(n, [&](size_t i) {
+        uint64_t r = uint64_t(i) / d.param;
+        uint64_t h = mix64(r ^ seed ^ 1);
+        return T(uint32_t(r % 2 == 0 ? h % 1000 : 1000 + h % 1001));
+      });
+      s.vals = random_data<T>(n, seed_for<T>(k));
+      break;
+    case Kind::Segments:
+      s.vals = random_data<T>(n, seed_for<T>(k));
+      s.offsets = segment_offsets(d.param, n, seed);
+      break;
+  }
+  return s;
+}
+
+// The arrays a case reads, in data.rs's order (`reads`), for its digest.
+template <class T>
+uint64_t data_digest(const DataSpec& d, const DataSet<T>& s) {
+  std::vector<uint64_t> parts;
+  switch (d.prim) {
+    case Prim::SelectIf:
+    case Prim::Partition:
+    case Prim::PartitionThreeWay: parts = {digest(s.vals)}; break;
+    case Prim::SelectFlagged: parts = {digest(s.vals), digest_bits(s.flags)}; break;
+    case Prim::Unique:
+    case Prim::RunLengthEncode:
+    case Prim::NonTrivialRuns: parts = {digest(s.runs)}; break;
+    case Prim::UniqueByKey:
+    case Prim::ReduceByKey:
+    case Prim::InclusiveScanByKey:
+    case Prim::ExclusiveScanByKey: parts = {digest_bits(s.keys), digest(s.vals)}; break;
+    case Prim::SegmentedReduce:
+    case Prim::SegmentedArgMin: parts = {digest(s.vals), digest_bits(s.offsets)}; break;
+  }
+  uint64_t h = 0;
+  for (size_t j = 0; j < parts.size(); ++j) h += parts[j] * (2 * uint64_t(j) + 1);
+  return h;
+}
+
+template <class T>
+struct LessThan {
+  T t;
+  __host__ __device__ bool operator()(const T& x) const { return x < t; }
+};
+
+// Device copies of the arrays a case reads, and its outputs.
+template <class T>
+struct DataDev {
+  std::vector<DevMem> vals, flags, keys, runs, offsets;
+};
+
+template <class X>
+std::vector<DevMem> upload_vec(const std::vector<X>& v, size_t copies) {
+  return v.empty() ? std::vector<DevMem>{} : upload(v, copies);
+}
+
+template <class X>
+std::vector<X> fetch(const void* p, size_t len) {
+  std::vector<X> v(len);
+  if (len) CK(cudaMemcpy(v.data(), p, len * sizeof(X), cudaMemcpyDeviceToHost));
+  return v;
+}
+
+template <class X>
+uint64_t bits_of(X x) {
+  if constexpr (std::is_same_v<X, uint64_t> || std::is_same_v<X, int64_t> || std::is_same_v<X, int> ||
+                std::is_same_v<X, uint8_t>) {
+    return uint64_t(x);
+  } else {
+    return Elem<X>::bits(x);
+  }
+}
+
+// "" when got[0..len) equals want bit for bit.
+template <class X>
+std::string same(const char* what, const std::vector<X>& got, const std::vector<X>& want) {
+  if (got.size() != want.size()) {
+    return std::string(what) + ": " + std::to_string(got.size()) + " elements, want " + std::to_string(want.size());
+  }
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (bits_of(got[i]) != bits_of(want[i])) {
+      return std::string(what) + "[" + std::to_string(i) + "] has bits " + hex(bits_of(got[i])) + ", want " +
+             hex(bits_of(want[i]));
+    }
+  }
+  return "";
+}
+
+std::string count_check(const char* what, int64_t got, size_t want) {
+  if (got == int64_t(want)) return "";
+  return std::string(what) + " is " + std::to_string(got) + ", want " + std::to_string(want);
+}
+
+// Runs of equal consecutive elements of x: (start, length).
+template <class X>
+std::vector<std::pair<size_t, size_t>> runs_of(const std::vector<X>& x) {
+  std::vector<std::pair<size_t, size_t>> r;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (i == 0 || !(x[i] == x[i - 1])) r.push_back({i, 0});
+    r.back().second++;
+  }
+  return r;
+}
+
+// Sum of vals[lo..hi) against `got` (integers: wrapping int32, exactly).
+template <class T>
+std::string check_range_sum(const std::vector<T>& vals, size_t lo, size_t hi, T got) {
+  SumRef s;
+  for (size_t i = lo; i < hi; ++i) add_to(s, vals[i]);
+  return check_sum<T>(s, hi - lo, got);
+}
+
+// One run of the case on input copy c (temp == nullptr: the size query).
+template <class T, class N>
+cudaError_t data_call(const DataSpec& d, void* temp, size_t& temp_bytes, const DataDev<T>& in, size_t c,
+                      void* const* out, int64_t* count, N n, size_t segments, cudaStream_t st) {
+  auto ptr = [&](const std::vector<DevMem>& v) { return v.empty() ? nullptr : v[c % v.size()].p; };
+  const T* vals = static_cast<const T*>(ptr(in.vals));
+  const T* runs = static_cast<const T*>(ptr(in.runs));
+  const uint8_t* flags = static_cast<const uint8_t*>(ptr(in.flags));
+  const uint64_t* keys = static_cast<const uint64_t*>(ptr(in.keys));
+  const uint64_t* offsets = static_cast<const uint64_t*>(ptr(in.offsets));
+  T* o0 = static_cast<T*>(out[0]);
+  switch (d.prim) {
+    case Prim::SelectIf:
+      return cub::DeviceSelect::If(temp, temp_bytes, vals, o0, count, n, LessThan<T>{T(d.t1)}, st);
+    case Prim::SelectFlagged:
+      return cub::DeviceSelect::Flagged(temp, temp_bytes, vals, flags, o0, count, n, st);
+    case Prim::Partition:
+      return cub::DevicePartition::If(temp, temp_bytes, vals, o0, count, n, LessThan<T>{T(d.t1)}, st);
+    case Prim::PartitionThreeWay:
+      return cub::DevicePartition::If(temp, temp_bytes, vals, o0, static_cast<T*>(out[1]), static_cast<T*>(out[2]),
+                                      count, n, LessThan<T>{T(d.t1)}, LessThan<T>{T(d.t2)}, st);
+    case Prim::Unique: return cub::DeviceSelect::Unique(temp, temp_bytes, runs, o0, count, n, st);
+    case Prim::UniqueByKey:
+      return cub::DeviceSelect::UniqueByKey(temp, temp_bytes, keys, vals, static_cast<uint64_t*>(out[1]), o0, count,
+                                            n, st);
+    case Prim::RunLengthEncode:
+      return cub::DeviceRunLengthEncode::Encode(temp, temp_bytes, runs, o0, static_cast<int*>(out[1]), count, n, st);
+    case Prim::NonTrivialRuns:
+      return cub::DeviceRunLengthEncode::NonTrivialRuns(temp, temp_bytes, runs, static_cast<int*>(out[1]),
+                                                        static_cast<int*>(out[2]), count, n, st);
+    case Prim::ReduceByKey:
+      return cub::DeviceReduce::ReduceByKey(temp, temp_bytes, keys, static_cast<uint64_t*>(out[1]), vals, o0, count,
+                                            ::cuda::std::plus<T>{}, n, st);
+    case Prim::InclusiveScanByKey:
+      return cub::DeviceScan::InclusiveSumByKey(temp, temp_bytes, keys, vals, o0, n, ::cuda::std::equal_to<>{}, st);
+    case Prim::ExclusiveScanByKey:
+      return cub::DeviceScan::ExclusiveSumByKey(temp, temp_bytes, keys, vals, o0, n, ::cuda::std::equal_to<>{}, st);
+    case Prim::SegmentedReduce:
+      return cub::DeviceSegmentedReduce::Sum(temp, temp_bytes, vals, o0, int(segments), offsets, offsets + 1, st);
+    case Prim::SegmentedArgMin:
+      return cub::DeviceSegmentedReduce::ArgMin(temp, temp_bytes, vals,
+                                                static_cast<cub::KeyValuePair<int, T>*>(out[1]), int(segments),
+                                                offsets, offsets + 1, st);
+  }
+  return cudaErrorInvalidValue;
+}
+
+template <class T>
+void data_run(const Options& o, const DataSpec& d, void* temp, size_t& temp_bytes, const DataDev<T>& in, size_t c,
+              void* const* out, int64_t* count, size_t n, size_t segments, cudaStream_t st) {
+  cudaError_t e = narrow(o, n) ? data_call<T, int>(d, temp, temp_bytes, in, c, out, count, int(n), segments, st)
+                               : data_call<T, int64_t>(d, temp, temp_bytes, in, c, out, count, int64_t(n), segments, st);
+  check_cuda(e, d.name.c_str());
+}
+
+// The last run's outputs against the CPU reference: "" when right.
+template <class T>
+std::string data_check(const DataSpec& d, const DataSet<T>& s, void* const* out, const void* count_mem, size_t n) {
+  int64_t count[2] = {0, 0};
+  CK(cudaMemcpy(count, count_mem, sizeof count, cudaMemcpyDeviceToHost));
+  std::string e;
+  switch (d.prim) {
+    case Prim::SelectIf:
+    case Prim::SelectFlagged: {
+      std::vector<T> want;
+      for (size_t i = 0; i < n; ++i) {
+        if (d.prim == Prim::SelectIf ? s.vals[i] < T(d.t1) : s.flags[i] != 0) want.push_back(s.vals[i]);
+      }
+      if (!(e = count_check("count", count[0], want.size())).empty()) return e;
+      return same("output", fetch<T>(out[0], want.size()), want);
+    }
+    case Prim::Partition: {
+      std::vector<T> want, rejected;
+      for (size_t i = 0; i < n; ++i) (s.vals[i] < T(d.t1) ? want : rejected).push_back(s.vals[i]);
+      if (!(e = count_check("count", count[0], want.size())).empty()) return e;
+      want.insert(want.end(), rejected.rbegin(), rejected.rend());
+      return same("output", fetch<T>(out[0], n), want);
+    }
+    case Prim::PartitionThreeWay: {
+      std::vector<T> w[3];
+      for (size_t i = 0; i < n; ++i) w[s.vals[i] < T(d.t1) ? 0 : s.vals[i] < T(d.t2) ? 1 : 2].push_back(s.vals[i]);
+      if (!(e = count_check("first count", count[0], w[0].size())).empty()) return e;
+      if (!(e = count_check("second count", count[1], w[1].size())).empty()) return e;
+      const char* names[3] = {"first", "second", "rest"};
+      for (int j = 0; j < 3; ++j) {
+        if (!(e = same(names[j], fetch<T>(out[j], w[j].size()), w[j])).empty()) return e;
+      }
+      return "";
+    }
+    case Prim::Unique:
+    case Prim::RunLengthEncode:
+    case Prim::NonTrivialRuns: {
+      auto r = runs_of(s.runs);
+      std::vector<T> uniq;
+      std::vector<int> a, b;
+      for (auto [at, len] : r) {
+        if (d.prim == Prim::NonTrivialRuns) {
+          if (len > 1) a.push_back(int(at)), b.push_back(int(len));
+        } else {
+          uniq.push_back(s.runs[at]);
+          b.push_back(int(len));
+        }
+      }
+      if (d.prim == Prim::NonTrivialRuns) {
+        if (!(e = count_check("runs", count[0], a.size())).empty()) return e;
+        if (!(e = same("offsets", fetch<int>(out[1], a.size()), a)).empty()) return e;
+        return same("lengths", fetch<int>(out[2], b.size()), b);
+      }
+      if (!(e = count_check("runs", count[0], uniq.size())).empty()) return e;
+      if (!(e = same("unique", fetch<T>(out[0], uniq.size()), uniq)).empty()) return e;
+      if (d.prim == Prim::RunLengthEncode) return same("counts", fetch<int>(out[1], b.size()), b);
+      return "";
+    }
+    case Prim::UniqueByKey:
+    case Prim::ReduceByKey: {
+      auto r = runs_of(s.keys);
+      std::vector<uint64_t> keys;
+      std::vector<T> heads;
+      for (auto [at, len] : r) keys.push_back(s.keys[at]), heads.push_back(s.vals[at]);
+      if (!(e = count_check("runs", count[0], keys.size())).empty()) return e;
+      if (!(e = same("keys", fetch<uint64_t>(out[1], keys.size()), keys)).empty()) return e;
+      std::vector<T> got = fetch<T>(out[0], keys.size());
+      if (d.prim == Prim::UniqueByKey) return same("values", got, heads);
+      for (size_t j = 0; j < r.size(); ++j) {
+        e = check_range_sum(s.vals, r[j].first, r[j].first + r[j].second, got[j]);
+        if (!e.empty()) return "aggregate " + std::to_string(j) + ": " + e;
+      }
+      return "";
+    }
+    case Prim::InclusiveScanByKey:
+    case Prim::ExclusiveScanByKey: {
+      std::vector<T> got = fetch<T>(out[0], n);
+      const bool inclusive = d.prim == Prim::InclusiveScanByKey;
+      SumRef acc;
+      size_t len = 0;
+      for (size_t i = 0; i < n; ++i) {
+        if (i == 0 || s.keys[i] != s.keys[i - 1]) acc = SumRef{}, len = 0;
+        if (inclusive) add_to(acc, s.vals[i]), ++len;
+        e = verdict<T>(got[i], T(int32_t(acc.exact)), acc.f.value(), float_bound(len, Elem<T>::eps, acc.f.abs));
+        if (!e.empty()) return "element " + std::to_string(i) + ": " + e;
+        if (!inclusive) add_to(acc, s.vals[i]), ++len;
+      }
+      return "";
+    }
+    case Prim::SegmentedReduce:
+    case Prim::SegmentedArgMin: {
+      const size_t segs = s.offsets.size() - 1;
+      if (d.prim == Prim::SegmentedReduce) {
+        std::vector<T> got = fetch<T>(out[0], segs);
+        for (size_t j = 0; j < segs; ++j) {
+          e = check_range_sum(s.vals, size_t(s.offsets[j]), size_t(s.offsets[j + 1]), got[j]);
+          if (!e.empty()) return "segment " + std::to_string(j) + ": " + e;
+        }
+        return "";
+      }
+      // Any index of the minimum is accepted (ties), relative to the segment's start.
+      auto got = fetch<cub::KeyValuePair<int, T>>(out[1], segs);
+      for (size_t j = 0; j < segs; ++j) {
+        size_t lo = size_t(s.offsets[j]), hi = size_t(s.offsets[j + 1]);
+        T m = s.vals[lo];
+        for (size_t i = lo; i < hi; ++i) m = s.vals[i] < m ? s.vals[i] : m;
+        size_t at = lo + size_t(got[j].key);
+        if (got[j].key < 0 || at >= hi || bits_of(s.vals[at]) != bits_of(m) || bits_of(got[j].value) != bits_of(m)) {
+          return "segment " + std::to_string(j) + ": argmin (" + std::to_string(got[j].key) + ", " +
+                 std::to_string(double(got[j].value)) + "), want a position of " + std::to_string(double(m));
+        }
+      }
+      return "";
+    }
+  }
+  return "unknown case";
+}
+
+// One case with its own inputs at 2^k elements of T.
+template <class T>
+Result measure_data(Gpu& gpu, const Options& o, const DataSpec& d, const DataSet<T>& s, unsigned k) {
+  const size_t n = size_t(1) << k;
+  Result r{Case::Data, Elem<T>::ty, k, n, Timing{}, "", ""};
+  r.name = d.name;
+  r.t.warmup = o.warmup;
+  r.wide = !narrow(o, n);
+  try {
+    r.digest = hex(data_digest(d, s));
+    const size_t copies = rotation(o, s.bytes());
+    r.t.copies = copies;
+    DataDev<T> in;
+    // Only the arrays the case reads go to the device.
+    const bool runs = d.prim == Prim::Unique || d.prim == Prim::RunLengthEncode || d.prim == Prim::NonTrivialRuns;
+    if (!runs) in.vals = upload_vec(s.vals, copies);
+    if (runs) in.runs = upload_vec(s.runs, copies);
+    in.flags = upload_vec(s.flags, copies);
+    if (d.kind == Kind::Runs && !runs) in.keys = upload_vec(s.keys, copies);
+    in.offsets = upload_vec(s.offsets, copies);
+    const size_t segments = s.offsets.empty() ? 0 : s.offsets.size() - 1;
+    // Outputs (poisoned): T[n] (one per segment for segmented cases), then
+    // u64[n] or int[n] (one KeyValuePair per segment), then T[n].
+    const size_t out_bytes[3] = {
+        (d.kind == Kind::Segments ? std::max<size_t>(segments, 1) : n) * sizeof(T),
+        d.kind == Kind::Segments ? std::max<size_t>(segments, 1) * sizeof(cub::KeyValuePair<int, T>)
+                                 : n * sizeof(uint64_t),
+        d.prim == Prim::PartitionThreeWay || d.prim == Prim::NonTrivialRuns ? n * sizeof(T) : 0};
+    std::vector<DevMem> outs;
+    for (size_t b : out_bytes) {
+      outs.emplace_back(b);
+      if (b) CK(cudaMemsetAsync(outs.back().p, 0xFF, b, gpu.stream));
+    }
+    DevMem count(2 * sizeof(int64_t));
+    CK(cudaMemsetAsync(count.p, 0xFF, 2 * sizeof(int64_t), gpu.stream));
+    void* out[3] = {outs[0].p, outs[1].p, outs[2].p};
+    int64_t* d_count = static_cast<int64_t*>(count.p);
+    data_run<T>(o, d, nullptr, r.temp_bytes, in, 0, out, d_count, n, segments, gpu.stream);
+    DevMem temp(r.temp_bytes);
+    size_t temp_bytes = r.temp_bytes;
+    r.t = time_runs(gpu, o, copies, Clock::Held, [&](size_t i) {
+      data_run<T>(o, d, temp.p, temp_bytes, in, i % copies, out, d_count, n, segments, gpu.stream);
+    });
+    CK(cudaStreamSynchronize(gpu.stream));
+    std::string e = data_check<T>(d, s, out, count.p, n);
+    r.check = e.empty() ? "ok" : "FAILED: " + e;
+  } catch (const std::exception& ex) {
+    r.check = std::string("ERROR: ") + ex.what();
+  }
+  return r;
+}
+
+// Every case with its own inputs at every size; a data set is made once
+// per size for the cases that share it (same kind and parameter).
+template <class T>
+void run_data_type(Gpu& gpu, const Options& o, std::vector<Result>& out) {
+  std::vector<DataSpec> specs;
+  for (const auto& name : o.data_cases) {
+    DataSpec d;
+    parse_data_case(name, d);
+    specs.push_back(d);
+  }
+  for (unsigned k : o.sizes) {
+    std::vector<bool> done(specs.size(), false);
+    for (size_t i = 0; i < specs.size(); ++i) {
+      if (done[i]) continue;
+      DataSet<T> s;
+      std::string error;
+      try {
+        s = make_data<T>(specs[i], k);
+      } catch (const std::exception& ex) {
+        error = ex.what();
+      }
+      for (size_t j = i; j < specs.size(); ++j) {
+        if (done[j] || specs[j].kind != specs[i].kind || specs[j].param != specs[i].param) continue;
+        done[j] = true;
+        Result r;
+        if (error.empty()) {
+          r = measure_data<T>(gpu, o, specs[j], s, k);
+        } else {
+          r = Result{Case::Data, Elem<T>::ty, k, size_t(1) << k, Timing{}, "ERROR: making the inputs: " + error, ""};
+          r.name = specs[j].name;
+        }
+        progress(r);
+        out.push_back(r);
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
 // JSON
 // ---------------------------------------------------------------------------
 
@@ -880,7 +1466,7 @@ std::string json_num(double v) {
 
 std::string result_json(const Result& r) {
   std::string s = "    {";
-  s += "\"case\": " + json_str(case_name(r.c));
+  s += "\"case\": " + json_str(r.label());
   s += ", \"type\": " + json_str(ty_name(r.ty));
   s += ", \"log2_n\": " + std::to_string(r.log2_n);
   s += ", \"n\": " + std::to_string(r.n);
@@ -921,6 +1507,22 @@ void digests(const Options& o, std::string& s, bool& first) {
   }
 }
 
+// The input digests of the cases with their own inputs (--data-digest).
+template <class T>
+void data_digests(const Options& o, std::string& s, bool& first) {
+  for (unsigned k : o.sizes) {
+    for (const auto& name : o.data_cases) {
+      DataSpec d;
+      parse_data_case(name, d);
+      s += first ? "\n" : ",\n";
+      first = false;
+      s += "    {\"case\": " + json_str(name) + ", \"type\": " + json_str(ty_name(Elem<T>::ty)) +
+           ", \"log2_n\": " + std::to_string(k) + ", \"n\": " + std::to_string(size_t(1) << k) +
+           ", \"input_digest\": " + json_str(hex(data_digest(d, make_data<T>(d, k)))) + "}";
+    }
+  }
+}
+
 int real_main(int argc, char** argv) {
   Options o;
   try {
@@ -936,6 +1538,11 @@ int real_main(int argc, char** argv) {
       if (t == Ty::I32) digests<int32_t>(o, s, first);
       if (t == Ty::F32) digests<float>(o, s, first);
       if (t == Ty::F64) digests<double>(o, s, first);
+    }
+    for (Ty t : o.types) {
+      if (t == Ty::I32) data_digests<int32_t>(o, s, first);
+      if (t == Ty::F32) data_digests<float>(o, s, first);
+      if (t == Ty::F64) data_digests<double>(o, s, first);
     }
     std::printf("%s\n  ]\n}\n", s.c_str());
     return 0;
@@ -955,6 +1562,11 @@ int real_main(int argc, char** argv) {
     if (t == Ty::I32) run_type<int32_t>(gpu, o, results);
     if (t == Ty::F32) run_type<float>(gpu, o, results);
     if (t == Ty::F64) run_type<double>(gpu, o, results);
+  }
+  for (Ty t : o.types) {
+    if (t == Ty::I32) run_data_type<int32_t>(gpu, o, results);
+    if (t == Ty::F32) run_data_type<float>(gpu, o, results);
+    if (t == Ty::F64) run_data_type<double>(gpu, o, results);
   }
   if (std::find(o.cases.begin(), o.cases.end(), Case::Readback) != o.cases.end()) {
     for (Ty t : o.types) {

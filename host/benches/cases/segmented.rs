@@ -1,0 +1,111 @@
+//! The segmented group: `segmented_reduce` (sum) and `segmented_argmin`
+//! over CSR offsets (u64), with segments of 2^4, 2^9 and 2^20 elements and
+//! of mixed lengths (1..=2^16, see [`super::data`]); the stream-ordered
+//! `reduce_with_temp` with the offsets' check off (`check(false)`: no host
+//! wait, as CUB, which checks nothing) and temporary storage made once per
+//! size.
+//!
+//! Bytes, `s` = size of `T`, `S` = segments: read `n s + 8 (S + 1)`
+//! (values and offsets); written `S s` (sum) or `8 S` (argmin: a u64
+//! index per segment; CUB writes an (int, `T`) pair, `S (4 + s)` bytes).
+
+use super::data::{DataCase, DataKey, DataSet, Moved, Part, Prepared, download, poisoned, same_bits};
+use crate::{Elem, Expect, F64Sum, Group, Res, float_bound};
+use gpuprim::segmented::{ArgMin, SegmentedTemp, Sum};
+use gpuprim::{Context, DeviceBuffer};
+use std::rc::Rc;
+
+const GROUP: Group = Group("segmented");
+
+/// Segment lengths (`None`: mixed).
+const LENGTHS: [Option<u64>; 4] = [Some(1 << 4), Some(1 << 9), Some(1 << 20), None];
+
+/// Every segmented case, for i32 and f32.
+pub(crate) fn data_cases() -> Vec<DataCase> {
+    [cases_for::<i32>(), cases_for::<f32>()].into_iter().flatten().collect()
+}
+
+fn cases_for<T: Elem>() -> Vec<DataCase> {
+    let mut v = Vec::new();
+    for len in LENGTHS {
+        let dist = len.map_or("mixed".to_string(), |l| format!("len{l}"));
+        for (name, argmin) in [("segmented_reduce", false), ("segmented_argmin", true)] {
+            v.push(DataCase::new::<T, _>(
+                GROUP,
+                format!("{name}/{dist}"),
+                DataKey::Segments(len),
+                &[Part::Vals, Part::Offsets],
+                move |ctx, d| Run::<T>::new(ctx, d, argmin),
+            ));
+        }
+    }
+    v
+}
+
+struct Run<T: Elem> {
+    argmin: bool,
+    d: Rc<DataSet<T>>,
+    temp: SegmentedTemp,
+    sums: DeviceBuffer<T>,
+    indices: DeviceBuffer<u64>,
+}
+
+impl<T: Elem> Run<T> {
+    fn new(ctx: &Context, d: Rc<DataSet<T>>, argmin: bool) -> Res<Self> {
+        let segs = d.offsets.len() - 1;
+        let seg = ctx.segmented().check(false);
+        let temp = if argmin { seg.temp::<T, ArgMin>(d.n)? } else { seg.temp::<T, Sum>(d.n)? };
+        Ok(Run {
+            argmin,
+            temp,
+            sums: poisoned(ctx, if argmin { 0 } else { segs })?,
+            indices: poisoned(ctx, if argmin { segs } else { 0 })?,
+            d,
+        })
+    }
+}
+
+impl<T: Elem> Prepared for Run<T> {
+    fn run(&mut self, ctx: &Context, c: usize) -> gpuprim::Result<()> {
+        let (d, seg) = (&self.d, ctx.segmented().check(false));
+        if self.argmin {
+            seg.reduce_with_temp(&d.d_vals[c], &d.d_offsets[c], &mut self.indices, ArgMin, &mut self.temp)
+        } else {
+            seg.reduce_with_temp(&d.d_vals[c], &d.d_offsets[c], &mut self.sums, Sum, &mut self.temp)
+        }
+    }
+
+    fn check(&mut self, _ctx: &Context) -> Result<(), String> {
+        let (d, segs) = (&self.d, self.d.offsets.len() - 1);
+        let range = |j: usize| d.offsets[j] as usize..d.offsets[j + 1] as usize;
+        if self.argmin {
+            // The first smallest element's index in the whole input.
+            let want: Vec<u64> = (0..segs)
+                .map(|j| {
+                    let r = range(j);
+                    let first = r.start;
+                    r.fold(first, |m, i| if d.vals[i].to_f64() < d.vals[m].to_f64() { i } else { m }) as u64
+                })
+                .collect();
+            return same_bits("argmin", &download(&self.indices, segs)?, &want, |i| i);
+        }
+        let got = download(&self.sums, segs)?;
+        for (j, &g) in got.iter().enumerate() {
+            let r = range(j);
+            let want = if T::EXACT {
+                Expect::Exact(d.vals[r].iter().fold(T::default(), |a, &b| a.ref_add(b)))
+            } else {
+                let mut f = F64Sum::new();
+                d.vals[r.clone()].iter().for_each(|&x| f.add(x.to_f64()));
+                Expect::Within { value: f.value(), bound: float_bound(r.len(), T::EPS, f.abs) }
+            };
+            want.check(g).map_err(|e| format!("segment {j}: {e}"))?;
+        }
+        Ok(())
+    }
+
+    fn moved(&self) -> Moved {
+        let (n, s, segs) = (self.d.n as u64, T::TY.size() as u64, self.d.offsets.len() as u64 - 1);
+        Moved { read: n * s + 8 * (segs + 1), written: segs * if self.argmin { 8 } else { s } }
+    }
+}
