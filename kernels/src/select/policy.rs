@@ -1,7 +1,8 @@
 //! The stream-compaction kernels' tuning policy, as data: block size and
 //! items per thread. The kernels and the instantiation list read
 //! [`items`]; the host planner (`gpuprim::select`) reads [`DEFAULT_BLOCK`]
-//! and [`tile_len`].
+//! and [`tile_len`]. What was measured and what is worth trying:
+//! `docs/tuning/select.md`.
 
 use core::mem::size_of;
 
