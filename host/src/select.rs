@@ -119,9 +119,9 @@ fn predicate_args<T: Scalar>(p: Predicate<T>) -> [Arg; 2] {
 /// Reusable temporary storage for select, partition and unique: the
 /// single-pass status (ticket and per-tile counts), double-buffered and
 /// zeroed when made, as [`ScanTemp`](crate::ScanTemp). Make one with
-/// [`Select::temp`] for an input length; it serves every operation on up
-/// to that many items (tiles cut by the same or a larger type: for
-/// [`Select::unique_by_key_into`], the keys). Stream-ordered: a
+/// [`Select::temp`] for an input length and type; it serves every
+/// operation on up to that many items of a type no larger (for
+/// [`Select::unique_by_key_into`], of keys no larger). Stream-ordered: a
 /// `SelectTemp` used from two streams needs the second to wait for the
 /// first.
 pub struct SelectTemp {

@@ -639,10 +639,15 @@ fn gpu(test: &str) -> Option<Context> {
 #[test]
 fn more_than_2_32_items_are_selected_and_partitioned_exactly() {
     let Some(ctx) = gpu("select::more_than_2_32_items_are_selected_and_partitioned_exactly") else { return };
-    let n: usize = (1 << 32) + 4099;
+    let n: usize = (1 << 32) + (1 << 25) + 4099;
     const PERIOD: usize = 1009;
     let mut rng = Rng(0x5E1);
-    let pattern: Vec<i32> = (0..PERIOD).map(|_| rng.below(1000) as i32).collect();
+    // Values below 990 but for four per period: 1005 of 1009 selected, so
+    // the count passes 2^32.
+    let mut pattern: Vec<i32> = (0..PERIOD).map(|_| rng.below(990) as i32).collect();
+    for i in [100, 500, 777, 1000] {
+        pattern[i] = 995;
+    }
     let host: Vec<i32> = (0..n).map(|i| pattern[i % PERIOD]).collect();
     let x = ctx.upload(&host).unwrap();
     drop(host);
