@@ -880,7 +880,7 @@ impl<'c> Scan<'c> {
         // on this storage: stream order); spare is the other, disjoint half
         // of the storage, `spare_bytes` of it inside; one block per tile, as
         // the kernels require.
-        unsafe { self.launch(&plan.phase1, tiles, plan.block, plan.smem, &args) }
+        unsafe { self.launch(plan.phase1, tiles, plan.block, plan.smem, &args) }
     }
 
     /// Phase 1 into `totals`, the totals scanned (exclusive, from `init`)
@@ -904,7 +904,7 @@ impl<'c> Scan<'c> {
         let args = [Arg::Ptr(src), Arg::Ptr(dst), n.into(), lo.into(), hi.into(), mode.into(), Arg::Ptr(totals)];
         // SAFETY: src and dst hold n elements; `totals` has room for one
         // total per tile (three_phase_bytes reserves it at every level).
-        unsafe { self.launch(&plan.phase1, tiles, plan.block, plan.smem, &args)? };
+        unsafe { self.launch(plan.phase1, tiles, plan.block, plan.smem, &args)? };
         if tiles == 1 {
             return Ok(());
         }
@@ -912,7 +912,7 @@ impl<'c> Scan<'c> {
         self.three_phase::<T, Op>(plan, totals, totals, tiles, init, EXCLUSIVE, rest)?;
         let args = [Arg::Ptr(dst), n.into(), plan.tile.into(), Arg::Ptr(totals)];
         // SAFETY: dst holds n elements, totals one prefix per tile.
-        unsafe { self.launch(&plan.add, tiles, ADD_BLOCK, 0, &args) }
+        unsafe { self.launch(plan.add, tiles, ADD_BLOCK, 0, &args) }
     }
 
     /// Phase 1 on the device, the totals scanned on the host, phase 3.
@@ -931,7 +931,7 @@ impl<'c> Scan<'c> {
         let [lo, hi] = to_words(first_init);
         let args = [Arg::Ptr(src), Arg::Ptr(dst), n.into(), lo.into(), hi.into(), mode.into(), totals.arg()];
         // SAFETY: src and dst hold n elements, totals one per tile.
-        unsafe { self.launch(&plan.phase1, tiles, plan.block, plan.smem, &args)? };
+        unsafe { self.launch(plan.phase1, tiles, plan.block, plan.smem, &args)? };
         if tiles == 1 {
             return Ok(());
         }
@@ -945,7 +945,7 @@ impl<'c> Scan<'c> {
         totals.copy_from_host(&prefixes)?;
         let args = [Arg::Ptr(dst), n.into(), plan.tile.into(), totals.arg()];
         // SAFETY: dst holds n elements, totals one prefix per tile.
-        unsafe { self.launch(&plan.add, tiles, ADD_BLOCK, 0, &args) }
+        unsafe { self.launch(plan.add, tiles, ADD_BLOCK, 0, &args) }
     }
 
     /// Launch `name` on `grid` blocks.
