@@ -365,7 +365,8 @@ fn normalise_anon(ptx: &str) -> Result<String> {
 /// LLVM numbers the labels (`$L__BB<f>_<n>`) and the stack (`__local_depot<f>`)
 /// of a function by the function's place in the whole PTX; in a module
 /// they are numbered by its place there (`index`), so that adding a kernel
-/// does not change every module after it. Any other `$L` name is refused.
+/// does not change every module after it. Jump-table labels (`$L_brx_<n>`)
+/// are numbered per function and stay. Any other `$L` name is refused.
 fn renumber(item: &Item, index: usize) -> Result<String> {
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
     let mut number: Option<String> = None;
@@ -386,6 +387,10 @@ fn renumber(item: &Item, index: usize) -> Result<String> {
             ensure!(digits(f), "{}: a stack the splitter does not know: {tok}", item.name);
             same(f)?;
             Ok(Some(format!("__local_depot{index}")))
+        } else if tok.strip_prefix("$L_brx_").is_some_and(digits) {
+            // A jump table's target list (`brx.idx`), numbered within its
+            // function already: kept as it is.
+            Ok(None)
         } else if tok.starts_with("$L") {
             bail!("{}: a label the splitter does not know: {tok}", item.name)
         } else {
