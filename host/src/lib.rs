@@ -37,8 +37,8 @@ mod error;
 mod kernel;
 pub mod reduce;
 pub mod scan;
-pub mod select;
 pub mod segmented;
+pub mod select;
 mod single_pass;
 
 pub use backend::BackendKind;
@@ -53,8 +53,8 @@ pub use gpuprim_kernels::Arg;
 /// The `half` crate's `f16` and `bf16`, element types of reductions.
 pub use half;
 pub use scan::{Scan, ScanAlgorithm, ScanTemp};
-pub use select::{Predicate, Select, SelectTemp};
 pub use segmented::{Segmented, SegmentedTemp};
+pub use select::{Predicate, Select, SelectTemp};
 
 /// The crate README's examples, compiled and run as doc tests.
 #[doc = include_str!("../README.md")]

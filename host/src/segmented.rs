@@ -69,10 +69,10 @@ use crate::context::{Context, LaunchConfig};
 use crate::error::{Error, Result};
 use crate::kernel::{Family, Instance};
 use crate::single_pass::{Halves, Region};
+use gpuprim_kernels::Arg;
 use gpuprim_kernels::reduce::reduction::Indexed;
 use gpuprim_kernels::segmented::policy;
 use gpuprim_kernels::single_pass::status_bytes;
-use gpuprim_kernels::Arg;
 
 pub use crate::reduce::NO_INDEX;
 pub use gpuprim_kernels::ops::{Max, Min, Product, Sum};

@@ -60,8 +60,8 @@ pub mod lectures;
 pub mod ops;
 pub mod reduce;
 pub mod scan;
-pub mod select;
 pub mod segmented;
+pub mod select;
 pub mod single_pass;
 // Kernels that misbehave on purpose, for the emulator's tests; only with
 // the `testing` feature, so they are not shipped.

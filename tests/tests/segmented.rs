@@ -96,11 +96,7 @@ trait TestOp<T: TestType>: SegmentedOp<T, Out: PartialEq> + Default {
 }
 
 fn exact<O: PartialEq + std::fmt::Debug>(got: O, want: O) -> Result<(), String> {
-    if got == want {
-        Ok(())
-    } else {
-        Err(format!("got {got:?}, want {want:?}"))
-    }
+    if got == want { Ok(()) } else { Err(format!("got {got:?}, want {want:?}")) }
 }
 
 impl<T: TestType> TestOp<T> for Sum
@@ -122,11 +118,7 @@ where
         let want = x.iter().fold(T::one(), |a, &b| <T as TestType>::mul(a, b));
         if T::NAME.starts_with('f') {
             let wide: f64 = x.iter().map(|v| v.wide()).product();
-            if T::close(got, wide, x.len()) {
-                Ok(())
-            } else {
-                Err(format!("got {got:?}, want {wide}"))
-            }
+            if T::close(got, wide, x.len()) { Ok(()) } else { Err(format!("got {got:?}, want {wide}")) }
         } else {
             exact(got, want)
         }

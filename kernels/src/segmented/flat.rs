@@ -1,14 +1,14 @@
 //! The flat segmented reduction: fixed tiles over the elements, whatever
 //! the segments.
 
-use super::{policy, SegmentedReduction};
+use super::{SegmentedReduction, policy};
 use crate::block::tile::{pad_every, stage_tile_unsynced};
-use crate::gpu::{self, atomic, global, warp as gpu_warp, Shared, WARP_SIZE};
+use crate::gpu::{self, Shared, WARP_SIZE, atomic, global, warp as gpu_warp};
 use crate::ops::{Element, Monoid, Sum};
 use crate::reduce::finish::Accumulators;
 use crate::reduce::reduction::{Raw, Reduction};
 use crate::single_pass::{
-    clear_words, exclusive_prefix, look_back, publish_aggregate, LookBackSmem, TileStatus, PREFIX,
+    LookBackSmem, PREFIX, TileStatus, clear_words, exclusive_prefix, look_back, publish_aggregate,
 };
 use crate::warp;
 
@@ -38,11 +38,7 @@ impl Bounds {
     unsafe fn at(&self, k: u64) -> u64 {
         if self.fixed() {
             let e = k.saturating_mul(self.seg_len);
-            if e < self.n {
-                e
-            } else {
-                self.n
-            }
+            if e < self.n { e } else { self.n }
         } else {
             // SAFETY: k <= segments: inside the offsets (caller).
             unsafe { global::load(self.offsets.add(k as usize)) }
@@ -54,11 +50,7 @@ impl Bounds {
     #[track_caller]
     unsafe fn next(&self, k: u64) -> u64 {
         // SAFETY: k <= segments.
-        if k <= self.segments {
-            unsafe { self.at(k) }
-        } else {
-            NONE
-        }
+        if k <= self.segments { unsafe { self.at(k) } } else { NONE }
     }
 
     /// The first `k` in `lo..hi` with `at(k) >= v`, else `hi` (`hi <=

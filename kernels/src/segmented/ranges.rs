@@ -1,7 +1,7 @@
 //! Segments given as begin/end pairs: any order, any overlap.
 
 use super::SegmentedReduction;
-use crate::gpu::{self, atomic, global, WARP_SIZE};
+use crate::gpu::{self, WARP_SIZE, atomic, global};
 use crate::reduce::finish::Accumulators;
 use crate::single_pass::clear_words;
 use crate::warp;
