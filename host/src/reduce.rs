@@ -1600,11 +1600,8 @@ impl<'c> Reducer<'c> {
         let mut names = Vec::with_capacity(plan.len() + 1);
         for i in 0..plan.len() {
             let (op, ty) = if i == 0 { (k.op.name(), k.input) } else { (k.op.partials(), k.partials) };
-            let what = Instance::of(ty).op(op);
-            if !family.has(what, b) {
-                return Err(self.why_missing(op, ty));
-            }
-            names.push(family.get(what, b, String::new)?.name);
+            let kernel = family.get(Instance::of(ty).op(op), b, String::new).map_err(|_| self.why_missing(op, ty))?;
+            names.push(kernel.name);
         }
         let task = || format!("the finishing step of `{}` on {}", k.op.name(), k.input);
         match post {

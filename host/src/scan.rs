@@ -693,16 +693,13 @@ impl<'c> Scan<'c> {
         if out.len() != n {
             return Err(Error::LengthMismatch { what: "recurrence output", expected: n, got: out.len() });
         }
-        let maps_name = format!("recurrence_maps_{}_b256", T::NAME);
-        let values_name = format!("recurrence_values_{}_b256", T::NAME);
-        for name in [&maps_name, &values_name] {
-            if self.ctx.kernel(name).is_err() {
-                return Err(Error::Unsupported {
-                    what: format!("linear recurrence on `{}`", T::NAME),
-                    reason: "its kernels are instantiated for f32 and f64".into(),
-                });
-            }
-        }
+        let unsupported = || Error::Unsupported {
+            what: format!("linear recurrence on `{}`", T::NAME),
+            reason: "its kernels are instantiated for f32 and f64".into(),
+        };
+        let kernel = |family| Family(family).get(Instance::of(T::NAME), 256, String::new).map_err(|_| unsupported());
+        let maps_name = kernel("recurrence_maps")?.name;
+        let values_name = kernel("recurrence_values")?.name;
         // Validate the scan before launching anything.
         self.plan::<Affine<T>, Compose>(n)?;
         if n == 0 {
@@ -713,7 +710,7 @@ impl<'c> Scan<'c> {
         let args = [l.arg(), u.arg(), maps.arg(), (n as u64).into()];
         // SAFETY: l, u and maps hold n elements each: what the kernel reads
         // and writes.
-        unsafe { self.launch(&maps_name, grid, 256, 0, &args)? };
+        unsafe { self.launch(maps_name, grid, 256, 0, &args)? };
         self.run::<Affine<T>, Compose>(
             Source::InPlace,
             maps.as_slice_mut(),
@@ -723,7 +720,7 @@ impl<'c> Scan<'c> {
         )?;
         let args = [maps.arg(), out.arg(), (n as u64).into()];
         // SAFETY: maps and out hold n elements each.
-        unsafe { self.launch(&values_name, grid, 256, 0, &args) }
+        unsafe { self.launch(values_name, grid, 256, 0, &args) }
     }
 
     /// Kernels and shapes for `Op` on `T`, or why there are none.
