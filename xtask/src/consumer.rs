@@ -81,6 +81,13 @@ pub fn build(repo: &Repo) -> Result<PathBuf> {
 /// check their contents and sizes.
 pub fn package(repo: &Repo) -> Result<()> {
     let target = repo.root.join(PACKAGE_TARGET);
+    let version = workspace_package_key(repo, "version")?;
+    forget_stale_extractions(&version)?;
+    // Cargo fingerprints registry crates by name and version only, so a
+    // verification build left here from other sources would be reused as is.
+    if target.exists() {
+        fs::remove_dir_all(&target).with_context(|| format!("removing {}", target.display()))?;
+    }
     let mut cmd = repo.cargo();
     clean_env(repo, &mut cmd);
     // --allow-dirty: this checks what would be packaged, committed or not.
@@ -91,7 +98,6 @@ pub fn package(repo: &Repo) -> Result<()> {
     }
     util::run(&mut cmd).context("cargo package failed")?;
 
-    let version = workspace_package_key(repo, "version")?;
     let mut problems = Vec::new();
     for name in PUBLISHED {
         let file = target.join("package").join(format!("{name}-{version}.crate"));
@@ -119,6 +125,33 @@ pub fn package(repo: &Repo) -> Result<()> {
     }
     if !problems.is_empty() {
         bail!("packages: {}", problems.join("; "));
+    }
+    Ok(())
+}
+
+/// Verifying `gpuprim` builds it against the just-packaged `gpuprim-kernels`,
+/// which cargo serves from a temporary local registry under the target
+/// directory and unpacks into `$CARGO_HOME/registry/src/-<hash of that
+/// path>/`. Cargo never unpacks a crate whose directory is already there, so
+/// where the target path and the version repeat (a CI machine that keeps
+/// `$CARGO_HOME` between runs of the same checkout path) the verification
+/// compiles an old run's sources. Local registries are the `-<hash>`
+/// directories (crates.io's start with `index.`); our crates are removed from
+/// them so every check unpacks what it just packaged.
+fn forget_stale_extractions(version: &str) -> Result<()> {
+    let Some(home) = util::cargo_home() else { return Ok(()) };
+    let src = home.join("registry").join("src");
+    let Ok(registries) = fs::read_dir(&src) else { return Ok(()) };
+    for registry in registries.flatten() {
+        if !registry.file_name().to_string_lossy().starts_with('-') {
+            continue;
+        }
+        for name in PUBLISHED {
+            let dir = registry.path().join(format!("{name}-{version}"));
+            if dir.exists() {
+                fs::remove_dir_all(&dir).with_context(|| format!("removing the stale {}", dir.display()))?;
+            }
+        }
     }
     Ok(())
 }

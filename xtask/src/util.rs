@@ -181,7 +181,8 @@ fn rustup_home() -> Option<PathBuf> {
         .or_else(|| env::var_os("HOME").map(|h| PathBuf::from(h).join(".rustup")))
 }
 
-fn cargo_home() -> Option<PathBuf> {
+/// `$CARGO_HOME`, or `~/.cargo` where it is unset.
+pub fn cargo_home() -> Option<PathBuf> {
     env::var_os("CARGO_HOME")
         .map(PathBuf::from)
         .or_else(|| env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
