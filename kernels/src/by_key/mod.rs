@@ -59,10 +59,9 @@ use crate::block::WARP_SLOTS;
 use crate::block::scan::exclusive_scan;
 use crate::block::tile::{pad_every, read_items, stage_tile_unsynced, tile_slots};
 use crate::gpu::warp::Shuffle;
-use crate::gpu::{self, Shared, WARP_SIZE, global};
+use crate::gpu::{self, Shared, global};
 use crate::ops::{Element, Monoid, Sum};
 use crate::single_pass::{LookBackSmem, TileStatus, exclusive_prefix, look_back_smem_bytes, publish_aggregate};
-use crate::warp;
 use core::marker::PhantomData;
 use core::mem::size_of;
 use policy::{ITEMS, tile_len};
@@ -160,14 +159,14 @@ const fn region_bytes<S, O>(b: u32) -> usize {
 /// Dynamic shared memory of a by-key kernel at block size `b`: region A
 /// (staged `SA`, then outputs `OA`), region B (staged `SB`, then outputs
 /// `OB`), the block scan's warp slots, the look-back's, one word and the
-/// output range's 64 slots.
+/// tile's two edge flags.
 pub const fn smem_bytes<SA, OA, SB, OB>(b: u32) -> usize {
     region_bytes::<SA, OA>(b)
         + region_bytes::<SB, OB>(b)
         + WARP_SLOTS * 16
         + round16(look_back_smem_bytes::<[u64; 2]>())
         + 16
-        + 64 * 4
+        + 16
 }
 
 /// The carved shared memory; see [`smem_bytes`].
@@ -177,7 +176,7 @@ pub(crate) struct TileSmem<V: Value> {
     pub(crate) warps: Shared<Carry<V>>,
     pub(crate) look: LookBackSmem<Carry<V>>,
     pub(crate) word: Shared<u64>,
-    pub(crate) range: Shared<i32>,
+    pub(crate) edges: Shared<u32>,
 }
 
 impl<V: Value> TileSmem<V> {
@@ -195,7 +194,7 @@ impl<V: Value> TileSmem<V> {
             warps: a.after::<Carry<V>>(warps_at),
             look: LookBackSmem::carve(a.after::<Carry<V>>(look_at)),
             word: a.after::<u64>(word_at),
-            range: a.after::<i32>(word_at + 16),
+            edges: a.after::<u32>(word_at + 16),
         }
     }
 }
@@ -269,8 +268,8 @@ pub(crate) unsafe fn key_flags<K: Element, const B: u32>(
 }
 
 /// The block's scan of the tile's pairs (`pair(j)` for this thread's item
-/// `j`) and the look-back: returns the [`Carry`] of everything before the
-/// tile and of everything before this thread's first item.
+/// `j`) and the look-back: the [`Carry`] of everything before the tile,
+/// of everything before this thread's first item, and the tile's own total.
 ///
 /// # Safety
 /// As [`exclusive_prefix`]; all threads call it once per tile.
@@ -281,7 +280,7 @@ pub(crate) unsafe fn scan_pairs<V: Value, Op: Monoid<V>, const B: u32>(
     tile: u32,
     pair: impl Fn(usize) -> Carry<V>,
     smem: &TileSmem<V>,
-) -> (Carry<V>, Carry<V>) {
+) -> Scanned<V> {
     let mut mine = pair(0);
     for j in 1..ITEMS {
         mine = Segmented::<Op>::combine(mine, pair(j));
@@ -290,78 +289,104 @@ pub(crate) unsafe fn scan_pairs<V: Value, Op: Monoid<V>, const B: u32>(
     // SAFETY: the caller's contract.
     unsafe { publish_aggregate(status, tile, total) };
     let before = unsafe { exclusive_prefix::<Carry<V>, Segmented<Op>, B>(status, tile, total, &smem.look) };
-    (before, Segmented::<Op>::combine(before, prefix))
+    Scanned { before, run: Segmented::<Op>::combine(before, prefix), total }
 }
 
-/// The local output slots one thread wrote: `lo .. hi`, or empty.
-#[derive(Clone, Copy)]
-pub(crate) struct Span {
-    lo: i32,
-    hi: i32,
+/// What [`scan_pairs`] returns.
+pub(crate) struct Scanned<V: Value> {
+    /// Everything before the tile.
+    pub(crate) before: Carry<V>,
+    /// Everything before this thread's first item.
+    pub(crate) run: Carry<V>,
+    /// The tile's own pairs.
+    pub(crate) total: Carry<V>,
 }
 
-impl Span {
-    #[inline(always)]
-    pub(crate) fn new() -> Self {
-        Span { lo: i32::MAX, hi: 0 }
-    }
-    #[inline(always)]
-    pub(crate) fn add(&mut self, local: usize) {
-        let l = local as i32;
-        self.lo = if l < self.lo { l } else { self.lo };
-        self.hi = if l + 1 > self.hi { l + 1 } else { self.hi };
-    }
-}
-
-/// Write the tile's outputs, compacted in `slots1`/`slots2` at local
-/// indices `lo .. hi` (the union of every thread's [`Span`]; the slots in
-/// it are all written), to `out1`/`out2` at `base + local`, striped over
-/// the block, dropping indices at `cap` and beyond.
+/// The second half of the kernels that produce one output per run
+/// ([`reduce`]): scan the tile's pairs, then at every item whose bit is
+/// set in `outs` (the last item of an output run) put `emit(i, run)` (its
+/// index and the carry through it) at the run's slot of the tile,
+/// `run.count - before.count`, and write the tile's slots out coalesced
+/// at `before.count - 1 + slot`. The thread holding item `n - 1` writes
+/// the number of outputs, `run.count` there, to `count`.
+///
+/// **Which slots a tile fills** follows from two flags and the tile's
+/// total, with no block-wide min and max: the slot of the first output
+/// is 0 when the tile starts inside a run begun before it (that run's
+/// output lands in this tile, or in a later one, at slot 0) and 1 when
+/// the tile's first item starts a run; the slot of the last is the
+/// tile's count of starts when its last item ends a run (always so for
+/// item `n - 1`), else one less (the last run's output belongs to a
+/// later tile). Both hold for [`reduce::non_trivial_runs`] too, whose
+/// starts are the heads of runs of two or more: a tile that begins with
+/// a head can only end such a run after starting it.
 ///
 /// # Safety
-/// Every thread calls it after writing its slots; the outputs hold `cap`
-/// elements.
+/// As [`scan_pairs`]; `slots` are the tile's two output regions (room
+/// for `tile_len + 1` each), free once the staged tiles are read;
+/// `out` hold `cap` elements, `count` one.
 #[inline(always)]
 #[track_caller]
-pub(crate) unsafe fn write_compacted<O1: Copy, O2: Copy, const B: u32>(
-    slots1: Shared<O1>,
-    slots2: Shared<O2>,
-    range: Shared<i32>,
-    span: Span,
-    out1: *mut O1,
-    out2: *mut O2,
-    base: u64,
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn emit_runs<V: Value, Op: Monoid<V>, O1: Copy, O2: Copy, const B: u32>(
+    s: &TileSmem<V>,
+    status: &TileStatus<Carry<V>>,
+    tile: u32,
+    start: u64,
+    n: u64,
+    f: &Flags<impl Copy>,
+    pair: impl Fn(usize) -> Carry<V>,
+    outs: u32,
+    emit: impl Fn(u64, Carry<V>) -> (O1, O2),
+    slots: (Shared<O1>, Shared<O2>),
+    out: (*mut O1, *mut O2),
+    count: *mut u64,
     cap: u64,
 ) {
-    let (lane, w) = (gpu::lane(), gpu::warp_idx() as usize);
-    let neg_lo = warp::max_i32(-span.lo);
-    let hi = warp::max_i32(span.hi);
-    if lane == 0 {
-        // SAFETY: 64 range slots; w < 32.
-        unsafe {
-            range.store(w, neg_lo);
-            range.store(32 + w, hi);
+    let tid = gpu::thread_idx();
+    // The edge flags travel through the scan's barriers.
+    // SAFETY (throughout): the caller's contract; two edge slots.
+    if tid == 0 {
+        unsafe { s.edges.store(0, f.heads & 1) };
+    }
+    if tid == B - 1 {
+        unsafe { s.edges.store(1, (f.tails >> (ITEMS - 1)) & 1) };
+    }
+    let Scanned { before, mut run, total } = unsafe { scan_pairs::<V, Op, B>(status, tile, &pair, s) };
+    // Every thread has read the staged tiles: their space takes the runs.
+    gpu::sync_threads();
+    let base = start + (tid as usize * ITEMS) as u64;
+    for j in 0..ITEMS {
+        let i = base + j as u64;
+        run = Segmented::<Op>::combine(run, pair(j));
+        if (outs >> j) & 1 != 0 {
+            let local = (run.count - before.count) as usize;
+            let (a, b) = emit(i, run);
+            unsafe {
+                slots.0.store(local, a);
+                slots.1.store(local, b);
+            }
+        }
+        if i + 1 == n {
+            unsafe { global::store(count, run.count) };
         }
     }
     gpu::sync_threads();
-    let (mut lo, mut hi) = (i32::MAX, 0);
-    for k in 0..(B / WARP_SIZE) as usize {
-        // SAFETY: written before the barrier.
-        let (l, h) = unsafe { (-range.load(k), range.load(32 + k)) };
-        lo = if l < lo { l } else { lo };
-        hi = if h > hi { h } else { hi };
-    }
-    let mut r = lo as i64 + gpu::thread_idx() as i64;
-    while r < hi as i64 {
-        let g = base.wrapping_add(r as u64);
+    let ends_run = start + tile_len(B) >= n || unsafe { s.edges.load(1) } != 0;
+    let lo = unsafe { s.edges.load(0) } as u64;
+    let hi = total.count + ends_run as u64;
+    let mut r = lo + tid as u64;
+    let first = before.count.wrapping_sub(1);
+    while r < hi {
+        let g = first.wrapping_add(r);
         if g < cap {
-            // SAFETY: slots below hi were written before the barrier; g < cap.
+            // SAFETY: slots lo..hi were written before the barrier; g < cap.
             unsafe {
-                global::store(out1.add(g as usize), slots1.load(r as usize));
-                global::store(out2.add(g as usize), slots2.load(r as usize));
+                global::store(out.0.add(g as usize), slots.0.load(r as usize));
+                global::store(out.1.add(g as usize), slots.1.load(r as usize));
             }
         }
-        r += B as i64;
+        r += B as u64;
     }
 }
 

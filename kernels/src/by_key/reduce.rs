@@ -3,9 +3,9 @@
 //! scan they share.
 
 use super::policy::{ITEMS, tile_len};
-use super::{Carry, Segmented, Span, TileSmem, Value, key_flags, scan_pairs, stage_keys, write_compacted};
+use super::{Carry, TileSmem, Value, emit_runs, key_flags, stage_keys};
 use crate::block::tile::{read_items, stage_tile_unsynced};
-use crate::gpu::{self, global};
+use crate::gpu;
 use crate::ops::{Element, Monoid, Sum};
 use crate::single_pass::{TileStatus, clear_words};
 
@@ -57,26 +57,25 @@ pub unsafe fn reduce_by_key<K: Element, V: Value, Op: Monoid<V>, const B: u32>(
     let f = unsafe { key_flags::<K, B>(sk, prev, next, n, start) };
     let vals = unsafe { read_items::<V, Op, ITEMS>(sv) };
     let pair = |j: usize| Carry::new((f.heads >> j) & 1, vals[j]);
-    let (before, mut run) = unsafe { scan_pairs::<V, Op, B>(&status, tile, pair, &s) };
-    // Every thread has read the staged tiles: their space takes the runs.
-    gpu::sync_threads();
-    let base = start + (gpu::thread_idx() as usize * ITEMS) as u64;
-    let mut span = Span::new();
-    for j in 0..ITEMS {
-        run = Segmented::<Op>::combine(run, pair(j));
-        if (f.tails >> j) & 1 != 0 {
-            let local = (run.count - before.count) as usize;
-            unsafe {
-                sk.store(local, f.keys[j]);
-                sv.store(local, run.value);
-            }
-            span.add(local);
-        }
-        if base + j as u64 + 1 == n {
-            unsafe { global::store(count, run.count) };
-        }
-    }
-    unsafe { write_compacted::<K, V, B>(sk, sv, s.range, span, unique, aggregates, before.count.wrapping_sub(1), cap) };
+    let key = |i: u64| f.keys[(i % ITEMS as u64) as usize];
+    let emit = |i: u64, run: Carry<V>| (key(i), run.value);
+    unsafe {
+        emit_runs::<V, Op, K, V, B>(
+            &s,
+            &status,
+            tile,
+            start,
+            n,
+            &f,
+            pair,
+            f.tails,
+            emit,
+            (sk, sv),
+            (unique, aggregates),
+            count,
+            cap,
+        )
+    };
 }
 
 /// Run-length encoding: for every run of equal consecutive items, the item
@@ -111,25 +110,25 @@ pub unsafe fn run_length_encode<K: Element, C: Value, const B: u32>(
     gpu::sync_threads();
     let f = unsafe { key_flags::<K, B>(sk, prev, next, n, start) };
     let pair = |j: usize| Carry::new((f.heads >> j) & 1, C::ONE);
-    let (before, mut run) = unsafe { scan_pairs::<C, Sum, B>(&status, tile, pair, &s) };
-    gpu::sync_threads();
-    let base = start + (gpu::thread_idx() as usize * ITEMS) as u64;
-    let mut span = Span::new();
-    for j in 0..ITEMS {
-        run = Segmented::<Sum>::combine(run, pair(j));
-        if (f.tails >> j) & 1 != 0 {
-            let local = (run.count - before.count) as usize;
-            unsafe {
-                sk.store(local, f.keys[j]);
-                sc.store(local, run.value);
-            }
-            span.add(local);
-        }
-        if base + j as u64 + 1 == n {
-            unsafe { global::store(count, run.count) };
-        }
-    }
-    unsafe { write_compacted::<K, C, B>(sk, sc, s.range, span, unique, counts, before.count.wrapping_sub(1), cap) };
+    let key = |i: u64| f.keys[(i % ITEMS as u64) as usize];
+    let emit = |i: u64, run: Carry<C>| (key(i), run.value);
+    unsafe {
+        emit_runs::<C, Sum, K, C, B>(
+            &s,
+            &status,
+            tile,
+            start,
+            n,
+            &f,
+            pair,
+            f.tails,
+            emit,
+            (sk, sc),
+            (unique, counts),
+            count,
+            cap,
+        )
+    };
 }
 
 /// The runs longer than one item: for each, its offset (first index) and
@@ -175,25 +174,22 @@ pub unsafe fn non_trivial_runs<K: Element, C: Value + Element<Wide = u64>, const
     // Bit j: item j starts a run of at least two; is in such a run; ends one.
     let (starts, inside, ends) = (f.heads & !f.tails, !(f.heads & f.tails), f.tails & !f.heads);
     let pair = |j: usize| Carry::new((starts >> j) & 1, if (inside >> j) & 1 != 0 { C::ONE } else { C::ZERO });
-    let (before, mut run) = unsafe { scan_pairs::<C, Sum, B>(&status, tile, pair, &s) };
-    gpu::sync_threads();
-    let base = start + (gpu::thread_idx() as usize * ITEMS) as u64;
-    let mut span = Span::new();
-    for j in 0..ITEMS {
-        run = Segmented::<Sum>::combine(run, pair(j));
-        let i = base + j as u64;
-        if (ends >> j) & 1 != 0 {
-            let local = (run.count - before.count) as usize;
-            let first = i + 1 - run.value.widen();
-            unsafe {
-                so.store(local, C::from_u64(first));
-                sl.store(local, run.value);
-            }
-            span.add(local);
-        }
-        if i + 1 == n {
-            unsafe { global::store(count, run.count) };
-        }
-    }
-    unsafe { write_compacted::<C, C, B>(so, sl, s.range, span, offsets, lengths, before.count.wrapping_sub(1), cap) };
+    let emit = |i: u64, run: Carry<C>| (C::from_u64(i + 1 - run.value.widen()), run.value);
+    unsafe {
+        emit_runs::<C, Sum, C, C, B>(
+            &s,
+            &status,
+            tile,
+            start,
+            n,
+            &f,
+            pair,
+            ends,
+            emit,
+            (so, sl),
+            (offsets, lengths),
+            count,
+            cap,
+        )
+    };
 }

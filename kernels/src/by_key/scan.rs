@@ -79,7 +79,7 @@ pub unsafe fn scan_by_key<K: Element, V: Value, Op: Monoid<V>, const B: u32>(
     let f = unsafe { key_flags::<K, B>(sk, prev, next, n, start) };
     let vals = unsafe { read_items::<V, Op, ITEMS>(sv) };
     let pair = |j: usize| Carry::new((f.heads >> j) & 1, vals[j]);
-    let (_, run) = unsafe { scan_pairs::<V, Op, B>(&status, tile, pair, &s) };
+    let run = unsafe { scan_pairs::<V, Op, B>(&status, tile, pair, &s) }.run;
     let out = finish::<V, Op>(run, f.heads, &vals, from_words([init, 0]), exclusive != 0);
     // Each thread rewrites only its own staged items; `store_tile` puts a
     // barrier before the striped stores.
@@ -189,7 +189,7 @@ pub unsafe fn segmented_scan<V: Value, Op: Monoid<V>, const B: u32>(
     }
     let vals = unsafe { read_items::<V, Op, ITEMS>(sv) };
     let pair = |j: usize| Carry::new((heads >> j) & 1, vals[j]);
-    let (_, run) = unsafe { scan_pairs::<V, Op, B>(&status, tile, pair, &s) };
+    let run = unsafe { scan_pairs::<V, Op, B>(&status, tile, pair, &s) }.run;
     let out = finish::<V, Op>(run, heads, &vals, from_words([init, 0]), exclusive != 0);
     unsafe { store_tile::<V, B, ITEMS>(output, n, start, sv, &out) };
 }
