@@ -14,6 +14,8 @@ use crate::util::{self, Repo};
 const RUN_SH: &str = include_str!("../templates/run.sh");
 /// The bundle travels to the GPU machine; keep it small.
 const MAX_BYTES: u64 = 60 * 1000 * 1000;
+/// The folder of staged programs, and the stem of their archive.
+const PROGRAMS: &str = "programs";
 
 pub fn run(repo: &Repo, keep_debug: bool) -> Result<()> {
     let dir = repo.target().join("gpu-bundle");
@@ -80,9 +82,9 @@ pub fn run(repo: &Repo, keep_debug: bool) -> Result<()> {
     let consumer = crate::consumer::build(repo).context("building the consumer")?;
     add_program(&dir, "consumer", &consumer, keep_debug)?;
 
-    // (d) cargo-nextest itself, gzip-compressed too (23 MB -> 8 MB: room for
-    // the consumer under MAX_BYTES); run.sh unpacks it like the others.
+    // (d) cargo-nextest itself, in the same archive (23 MB -> 8 MB).
     add_program(&dir, "cargo-nextest", &nextest, true)?;
+    pack_programs(&dir)?;
 
     // (e) run.sh
     let commit = git_describe(repo);
@@ -199,22 +201,36 @@ fn repack_archive(repo: &Repo, archive: &Path, strip: bool) -> Result<()> {
     Ok(())
 }
 
-/// Adds a program to the bundle as `NAME.gz` (stripped of debug info unless
-/// `keep_debug`): every gpuprim binary embeds the kernels' PTX, megabytes of
-/// text that compress well. run.sh unpacks it with gzip (present on any
-/// Debian/Ubuntu) into a temporary directory.
+/// Stages a program for the bundle's `programs.tar.xz` (stripped of debug
+/// info unless `keep_debug`).
 fn add_program(dir: &Path, name: &str, from: &Path, keep_debug: bool) -> Result<()> {
-    let raw = dir.join(name);
+    let staged = dir.join(PROGRAMS);
+    fs::create_dir_all(&staged).with_context(|| format!("creating {}", staged.display()))?;
+    let raw = staged.join(name);
     copy_exe(from, &raw)?;
     if !keep_debug {
         strip_debug(&raw)?;
     }
-    let gz = dir.join(format!("{name}.gz"));
-    let file = fs::File::create(&gz).with_context(|| format!("creating {}", gz.display()))?;
-    let mut gzip = Command::new("gzip");
-    gzip.args(["-9", "-n", "-c"]).arg(&raw).stdout(file);
-    util::run(&mut gzip).context("compressing with gzip")?;
-    fs::remove_file(&raw).with_context(|| format!("removing {}", raw.display()))?;
+    Ok(())
+}
+
+/// Packs the staged programs into `programs.tar.xz`. Every gpuprim program
+/// embeds the kernels (4 MB, already zstd-compressed, so gzip of each
+/// program kept all six copies: 66 MB of bundle). One tar under xz with a
+/// dictionary larger than a program stores them once. run.sh unpacks it
+/// with `tar -xJf` (xz-utils is in every Debian/Ubuntu base image), or
+/// with python3's tarfile.
+fn pack_programs(dir: &Path) -> Result<()> {
+    let staged = dir.join(PROGRAMS);
+    let mut names: Vec<String> = fs::read_dir(&staged)
+        .with_context(|| format!("listing {}", staged.display()))?
+        .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
+        .collect::<std::io::Result<_>>()?;
+    names.sort();
+    let tar = dir.join(format!("{PROGRAMS}.tar"));
+    util::run(Command::new("tar").arg("-cf").arg(&tar).arg("-C").arg(&staged).args(&names)).context("tar of the programs")?;
+    util::run(Command::new("xz").args(["-q", "-T0", "-9"]).arg(&tar)).context("compressing the programs with xz")?;
+    fs::remove_dir_all(&staged).with_context(|| format!("removing {}", staged.display()))?;
     Ok(())
 }
 

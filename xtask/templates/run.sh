@@ -32,10 +32,10 @@
 # the benchmark's JSON/SVG files.
 #
 # The bundle: run.sh, tests.tar.zst (nextest's archive of the test
-# binaries), and gzip-compressed programs: cargo-nextest.gz, bench.gz,
-# demo.gz, sanitize.gz, consumer.gz and the other examples (each gpuprim
-# program embeds the kernels). run.sh unpacks them into a temporary
-# directory: `gzip -dc bench.gz > bench && chmod +x bench` to run one by
+# binaries), and programs.tar.xz: cargo-nextest, bench, demo, sanitize,
+# consumer and the other examples (one archive, so that the kernels every
+# gpuprim program embeds are stored once). run.sh unpacks it into a
+# temporary directory: `tar -xJf programs.tar.xz bench` to run one by
 # hand.
 
 set -uo pipefail
@@ -69,17 +69,22 @@ fi
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/gpuprim-bundle.XXXXXX")" || { echo "run.sh: mktemp failed" >&2; exit 1; }
 trap 'rm -rf "$WORK"' EXIT
 
-# Path of a bundled program: NAME as shipped, or NAME.gz unpacked into $WORK.
+# Path of a bundled program: NAME as shipped, or NAME from programs.tar.xz
+# (unpacked into $WORK on first use).
 program() { # name
   local name=$1
   if [ -x "$BUNDLE/$name" ]; then echo "$BUNDLE/$name"; return 0; fi
   if [ -x "$WORK/$name" ]; then echo "$WORK/$name"; return 0; fi
-  [ -f "$BUNDLE/$name.gz" ] || return 1
-  if ! gzip -dc "$BUNDLE/$name.gz" > "$WORK/$name.part"; then
-    echo "run.sh: cannot unpack $BUNDLE/$name.gz (is gzip installed?)" >&2
-    return 1
+  [ -f "$BUNDLE/programs.tar.xz" ] || return 1
+  if [ ! -f "$WORK/.unpacked" ]; then
+    if ! tar -xJf "$BUNDLE/programs.tar.xz" -C "$WORK" 2>/dev/null \
+      && ! python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$BUNDLE/programs.tar.xz" "$WORK"; then
+      echo "run.sh: cannot unpack $BUNDLE/programs.tar.xz (needs tar with xz, or python3)" >&2
+      return 1
+    fi
+    touch "$WORK/.unpacked"
   fi
-  chmod +x "$WORK/$name.part" && mv "$WORK/$name.part" "$WORK/$name" && echo "$WORK/$name"
+  [ -x "$WORK/$name" ] && echo "$WORK/$name"
 }
 
 verdict() { # name exit-code
