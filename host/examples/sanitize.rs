@@ -28,7 +28,8 @@
 
 use gpuprim::reduce::{BLOCK_SIZES, Finish, Float, ReduceAlgorithm, Reducer};
 use gpuprim::scan::{Affine, BitAnd, BitOr, BitXor, Compose, Max, Min, Monoid, Product, Ring, ScanItem, ScanOp, Sum};
-use gpuprim::{BackendKind, Context, DeviceRepr, Scalar, Scan, ScanAlgorithm, ScanTemp};
+use gpuprim::segmented::Sum as SegSum;
+use gpuprim::{BackendKind, Context, DeviceRepr, Predicate, Scalar, Scan, ScanAlgorithm, ScanTemp};
 use gpuprim_kernels::ops::{Element, Integer};
 use std::collections::BTreeSet;
 use std::process::ExitCode;
@@ -405,6 +406,140 @@ fn check_norms<T: Elem + Float>(ctx: &Context, n: usize, seed: u64) -> Res {
     near(ctx.norm1(&xs[..]).map_err(e)?.to_f64(), abs, abs * rel).map_err(|m| format!("norm1: {m}"))?;
     near(ctx.norm2(&xs[..]).map_err(e)?.to_f64(), sq.sqrt(), sq.sqrt() * rel).map_err(|m| format!("norm2: {m}"))?;
     near(ctx.rms(&xs[..]).map_err(e)?.to_f64(), rms, rms * rel).map_err(|m| format!("rms: {m}"))
+}
+
+// ---------------------------------------------------------------------------
+// Select, by key, segmented
+// ---------------------------------------------------------------------------
+
+fn same_list<T: Elem>(what: &str, got: &[T], want: &[T]) -> Res {
+    if got.len() != want.len() {
+        return Err(format!("{what}: {} items, want {}", got.len(), want.len()));
+    }
+    same_bits(what, got, |i| want[i].bits())
+}
+
+/// `select_if` and `partition` with one comparison, `unique` of runs.
+fn check_select<T: Elem>(ctx: &Context, n: usize, seed: u64) -> Res {
+    let xs = data::<T>(n, seed);
+    // One of the items as the threshold: some fraction selected, any type.
+    let t = xs[n / 2];
+    let input = ctx.upload(&xs).map_err(e)?;
+    let mut out = ctx.alloc::<T>(n).map_err(e)?;
+    let kept = ctx.select_if(&input, &mut out, Predicate::Less(t)).map_err(e)?;
+    let want: Vec<T> = xs.iter().copied().filter(|&x| Predicate::Less(t).holds(x)).collect();
+    same_list("select_if", &out.to_vec().map_err(e)?[..kept], &want)?;
+    let front = ctx.partition(&input, &mut out, Predicate::Less(t)).map_err(e)?;
+    let mut want_all = want;
+    want_all.extend(xs.iter().rev().copied().filter(|&x| !Predicate::Less(t).holds(x)));
+    if front != kept {
+        return Err(format!("partition: {front} in front, want {kept}"));
+    }
+    same_list("partition", &out.to_vec().map_err(e)?, &want_all)?;
+    // Runs of 1 to 8 equal items.
+    let runs: Vec<T> = (0..n).map(|i| xs[i - i % (1 + (splitmix64(i as u64 / 8) % 8) as usize)]).collect();
+    let input = ctx.upload(&runs).map_err(e)?;
+    let distinct = ctx.unique(&input, &mut out).map_err(e)?;
+    let mut want: Vec<T> = runs.clone();
+    want.dedup_by(|a, b| a.bits() == b.bits());
+    same_list("unique", &out.to_vec().map_err(e)?[..distinct], &want)
+}
+
+/// Keys with runs of 1 to 16 (`u64`), and their run starts.
+fn run_keys(n: usize, seed: u64) -> Vec<u64> {
+    let (mut key, mut left) = (seed % 1000, 0u64);
+    (0..n as u64)
+        .map(|i| {
+            if left == 0 {
+                key += 1 + splitmix64(seed ^ i) % 3;
+                left = 1 + splitmix64(seed.wrapping_add(i)) % 16;
+            }
+            left -= 1;
+            key
+        })
+        .collect()
+}
+
+/// `reduce_by_key` (sum), `run_length_encode`, `non_trivial_runs` and the
+/// inclusive sum scan by key, against the CPU.
+fn check_by_key<T: Elem>(ctx: &Context, n: usize, seed: u64) -> Res {
+    let keys = run_keys(n, seed);
+    let xs = data::<T>(n, seed ^ 0xB1);
+    let (dk, dv) = (ctx.upload(&keys).map_err(e)?, ctx.upload(&xs).map_err(e)?);
+    let starts: Vec<usize> = (0..n).filter(|&i| i == 0 || keys[i] != keys[i - 1]).chain([n]).collect();
+    let runs = starts.len() - 1;
+    let (mut unique, mut sums) = (ctx.alloc::<u64>(n).map_err(e)?, ctx.alloc::<T>(n).map_err(e)?);
+    let got = ctx.reduce_by_key(&dk, &dv, &mut unique, &mut sums, Sum).map_err(e)?;
+    if got != runs {
+        return Err(format!("reduce_by_key: {got} runs, want {runs}"));
+    }
+    let (u, v) = (unique.to_vec().map_err(e)?, sums.to_vec().map_err(e)?);
+    for r in 0..runs {
+        let run = &xs[starts[r]..starts[r + 1]];
+        if u[r] != keys[starts[r]] {
+            return Err(format!("reduce_by_key: run {r} has key {}, want {}", u[r], keys[starts[r]]));
+        }
+        check_total(v[r], sum_terms(run), 0.0).map_err(|m| format!("reduce_by_key run {r}: {m}"))?;
+    }
+    let mut lengths = ctx.alloc::<u32>(n).map_err(e)?;
+    let got = ctx.run_length_encode(&dk, &mut unique, &mut lengths).map_err(e)?;
+    let l = lengths.to_vec().map_err(e)?;
+    if got != runs || (0..runs).any(|r| l[r] as usize != starts[r + 1] - starts[r]) {
+        return Err(format!("run_length_encode: {got} runs or their lengths differ from the CPU's {runs}"));
+    }
+    let (mut offsets, mut lens) = (ctx.alloc::<u32>(n).map_err(e)?, ctx.alloc::<u32>(n).map_err(e)?);
+    let got = ctx.non_trivial_runs(&dk, &mut offsets, &mut lens).map_err(e)?;
+    let want: Vec<(u32, u32)> = (0..runs)
+        .filter(|&r| starts[r + 1] - starts[r] > 1)
+        .map(|r| (starts[r] as u32, (starts[r + 1] - starts[r]) as u32))
+        .collect();
+    let (o, l) = (offsets.to_vec().map_err(e)?, lens.to_vec().map_err(e)?);
+    if got != want.len() || (0..got).any(|k| (o[k], l[k]) != want[k]) {
+        return Err(format!(
+            "non_trivial_runs: {got} runs or their offsets/lengths differ from the CPU's {}",
+            want.len()
+        ));
+    }
+    let mut scanned = ctx.alloc::<T>(n).map_err(e)?;
+    ctx.inclusive_scan_by_key(&dk, &dv, &mut scanned, Sum).map_err(e)?;
+    let got = scanned.to_vec().map_err(e)?;
+    for r in 0..runs {
+        for i in starts[r]..starts[r + 1] {
+            check_total(got[i], sum_terms(&xs[starts[r]..=i]), 0.0).map_err(|m| format!("scan_by_key at {i}: {m}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// `segmented_reduce` (sum) over CSR offsets: empty segments, segments
+/// inside one tile and across many.
+fn check_segmented<T: Elem>(ctx: &Context, n: usize, seed: u64) -> Res {
+    let xs = data::<T>(n, seed);
+    let mut offsets = vec![0u64];
+    let mut at = 0u64;
+    for k in 0.. {
+        let len = match splitmix64(seed ^ k) % 4 {
+            0 => 0,
+            1 => splitmix64(k) % 16,
+            2 => splitmix64(k) % 600,
+            _ => splitmix64(k) % 20_000,
+        };
+        at = Ord::min(at + len, n as u64);
+        offsets.push(at);
+        if at == n as u64 {
+            break;
+        }
+    }
+    let segments = offsets.len() - 1;
+    let (input, offs) = (ctx.upload(&xs).map_err(e)?, ctx.upload(&offsets).map_err(e)?);
+    let mut out = ctx.alloc::<T>(segments).map_err(e)?;
+    ctx.segmented_reduce(&input, &offs, &mut out, SegSum).map_err(e)?;
+    let got = out.to_vec().map_err(e)?;
+    for s in 0..segments {
+        let seg = &xs[offsets[s] as usize..offsets[s + 1] as usize];
+        check_total(got[s], sum_terms(seg), 0.0).map_err(|m| format!("segmented_reduce segment {s}: {m}"))?;
+    }
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------
@@ -889,7 +1024,7 @@ fn run_scans(ctx: &Context, passed: &mut usize, failed: &mut Vec<String>) -> Str
     let table: BTreeSet<&str> = gpuprim_kernels::host_kernels()
         .iter()
         .map(|k| k.name)
-        .filter(|k| k.starts_with("scan_") || k.starts_with("recurrence_"))
+        .filter(|k| (k.starts_with("scan_") && !k.starts_with("scan_by_key_")) || k.starts_with("recurrence_"))
         .collect();
     let missed: Vec<&str> = table.iter().copied().filter(|k| !launched.contains(*k)).collect();
     if !missed.is_empty() {
@@ -958,6 +1093,9 @@ fn ops() -> Vec<Op> {
         op!("sum_squares", check_sum_squares, [i32, u32, i64, u64, f32, f64]),
         op!("and/or/xor", check_bits, [i32, u32, i64, u64]),
         op!("norm1/norm2/rms", check_norms, [f32, f64]),
+        op!("select_if/partition/unique", check_select, [i32, u32, i64, u64, f32, f64]),
+        op!("by key (reduce, runs, scan)", check_by_key, [i32, u32, i64, u64, f32, f64]),
+        op!("segmented_reduce", check_segmented, [i32, u32, i64, u64, f32, f64]),
     ]
     .into_iter()
     .flatten()

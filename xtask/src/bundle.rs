@@ -228,7 +228,8 @@ fn pack_programs(dir: &Path) -> Result<()> {
         .collect::<std::io::Result<_>>()?;
     names.sort();
     let tar = dir.join(format!("{PROGRAMS}.tar"));
-    util::run(Command::new("tar").arg("-cf").arg(&tar).arg("-C").arg(&staged).args(&names)).context("tar of the programs")?;
+    util::run(Command::new("tar").arg("-cf").arg(&tar).arg("-C").arg(&staged).args(&names))
+        .context("tar of the programs")?;
     util::run(Command::new("xz").args(["-q", "-T0", "-9"]).arg(&tar)).context("compressing the programs with xz")?;
     fs::remove_dir_all(&staged).with_context(|| format!("removing {}", staged.display()))?;
     Ok(())

@@ -9,7 +9,8 @@
 //!   blocks start in a seeded random order, so a kernel that waits on
 //!   another block must arrange its own forward progress (ticket counters).
 //! * Each block has its own dynamic shared memory, sized at launch, with a
-//!   shadow that records the last writer and reader of every 4-byte word.
+//!   shadow that records the last writer and reader of every 2-byte unit
+//!   (so that neighbouring threads' `u16` slots are not one location).
 //!   An access that conflicts with another thread's access, with no barrier
 //!   (block or warp) completed in between, is a data race and an error; so
 //!   are accesses beyond the launch size or outside any device allocation.
@@ -62,7 +63,8 @@ impl Default for EmuConfig {
 /// What went wrong inside an emulated launch.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FaultKind {
-    /// Two threads touched the same shared word with no barrier between.
+    /// Two threads touched the same shared location (2-byte unit) with no
+    /// barrier between.
     DataRace { first: String, second: String, offset: usize },
     /// Shared-memory access outside the dynamic size of the launch.
     SharedOutOfBounds { offset: isize, bytes: usize, size: usize },
@@ -292,6 +294,10 @@ struct Shadow {
 const NOBODY: u16 = 0;
 const MANY: u16 = u16::MAX;
 
+/// Bytes per race-tracking unit of shared memory: the smallest store the
+/// kernels make to slots that neighbouring threads own (`u16` indices).
+const SHADOW_UNIT: usize = 2;
+
 struct Block {
     idx: u32,
     dim: u32,
@@ -512,7 +518,7 @@ impl Launch<'_> {
             dim,
             shared: vec![0x5A5A_5A5A_5A5A_5A5A_5A5A_5A5A_5A5A_5A5Au128; shared_bytes.div_ceil(16)].into_boxed_slice(),
             shared_bytes,
-            shadow: RefCell::new(vec![Shadow::default(); shared_bytes.div_ceil(4)]),
+            shadow: RefCell::new(vec![Shadow::default(); shared_bytes.div_ceil(SHADOW_UNIT)]),
             bar_gen: Cell::new(0),
             warp_gen: (0..warps).map(|_| Cell::new(0)).collect(),
             states: (0..dim).map(|_| Cell::new(State::Runnable)).collect(),
@@ -839,7 +845,7 @@ impl Hooks for ThreadCtx {
         let mut race = None;
         {
             let mut shadow = b.shadow.borrow_mut();
-            for word in offset / 4..(offset + bytes).div_ceil(4) {
+            for word in offset / SHADOW_UNIT..(offset + bytes).div_ceil(SHADOW_UNIT) {
                 let s = &mut shadow[word];
                 if s.writer != NOBODY && s.writer != me && !self.ordered(b, s.writer, s.write_gen) {
                     race = Some((describe(s.writer, true), word));
@@ -870,7 +876,7 @@ impl Hooks for ThreadCtx {
         }
         if let Some((first, word)) = race {
             let second = format!("thread {} {}", self.tid, if write { "writes" } else { "reads" });
-            self.fault(FaultKind::DataRace { first, second, offset: word * 4 }, site);
+            self.fault(FaultKind::DataRace { first, second, offset: word * SHADOW_UNIT }, site);
         }
         let p = self.launch().cfg.preempt_one_in;
         if p != 0 && self.launch().next_rand().is_multiple_of(p as u64) {

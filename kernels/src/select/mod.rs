@@ -342,22 +342,23 @@ const fn round16(b: usize) -> usize {
     b.div_ceil(16) * 16
 }
 
-/// Byte offsets in shared memory of (the index array, the look-back's
-/// storage, the end) for tiles of `b x items` elements of `T` and
-/// aggregates of `A`.
-const fn smem_layout<T, A>(b: u32, items: usize) -> (usize, usize, usize) {
+/// Byte offsets in shared memory of (the index array, the block scan's
+/// warp slots, the look-back's storage, the end) for tiles of
+/// `b x items` elements of `T` and aggregates of `A`.
+const fn smem_layout<T, A>(b: u32, items: usize) -> [usize; 4] {
     let idx = round16(tile_slots::<T>(b, items) * size_of::<T>());
-    let look = idx + round16((b as usize * items + WARP_SLOTS) * 4);
-    (idx, look, look + round16(look_back_smem_bytes::<A>()))
+    let warps = idx + round16(b as usize * items * size_of::<u16>());
+    let look = warps + round16(WARP_SLOTS * 4);
+    [idx, warps, look, look + round16(look_back_smem_bytes::<A>())]
 }
 
 /// Dynamic shared memory (bytes) of a select kernel at block size `b` with
 /// tiles cut by `T` (the keys of `unique_by_key`): the staged tile, one
-/// 4-byte index per item plus the block scan's warp slots, and the
-/// look-back's storage (sized for the three-way pair of counts, the
-/// largest aggregate).
+/// 2-byte index per item, the block scan's warp slots, and the look-back's
+/// storage (sized for the three-way pair of counts, the largest
+/// aggregate).
 pub const fn smem_bytes<T>(b: u32) -> usize {
-    smem_layout::<T, (u64, u64)>(b, policy::items::<T>()).2
+    smem_layout::<T, (u64, u64)>(b, policy::items::<T>())[3]
 }
 
 /// Bytes of single-pass status for `tiles` tiles: the ticket and, per
@@ -374,7 +375,9 @@ pub const fn status_bytes(ways: u32, tiles: u64) -> u64 {
 /// The shared memory of [`select_tiles`], carved.
 struct SelectSmem<T, A> {
     tile: Shared<T>,
-    idx: Shared<u32>,
+    /// Slot `i` of the tile's compacted order: the tile index of its item
+    /// (tiles are shorter than 2^16).
+    idx: Shared<u16>,
     warps: Shared<u32>,
     look: LookBackSmem<A>,
 }
@@ -382,13 +385,12 @@ struct SelectSmem<T, A> {
 impl<T: Item, A: Item> SelectSmem<T, A> {
     #[inline(always)]
     fn carve<const B: u32, const ITEMS: usize>() -> Self {
-        let (idx, look, _) = smem_layout::<T, A>(B, ITEMS);
+        let [idx, warps, look, _] = smem_layout::<T, A>(B, ITEMS);
         let base = Shared::<u8>::dynamic();
-        let idx = base.after::<u32>(idx);
         SelectSmem {
             tile: base.after::<T>(0),
-            idx,
-            warps: idx.after::<u32>(B as usize * ITEMS),
+            idx: base.after::<u16>(idx),
+            warps: base.after::<u32>(warps),
             look: LookBackSmem::carve(base.after::<A>(look)),
         }
     }
@@ -489,7 +491,7 @@ pub unsafe fn select_tiles<T: Element, V: Copy, C: Classify<T>, L: Layout, const
                 }
             };
             if let Some(at) = at {
-                unsafe { smem.idx.store(at as usize, first + j as u32) };
+                unsafe { smem.idx.store(at as usize, (first + j as u32) as u16) };
             }
         }
     }
@@ -502,7 +504,7 @@ pub unsafe fn select_tiles<T: Element, V: Copy, C: Classify<T>, L: Layout, const
     for k in 0..ITEMS {
         let i = k as u32 * B + tid;
         if i < limit {
-            let src = unsafe { smem.idx.load(i as usize) };
+            let src = unsafe { smem.idx.load(i as usize) } as u32;
             let v = unsafe { smem.tile.load(slot::<T, ITEMS>(src as usize)) };
             let (p, at) = if i < s1 {
                 (out.first, b1 + i as u64)

@@ -10,15 +10,19 @@ use core::mem::size_of;
 /// block size of the scans' tile kernels (`scan::policy::DEFAULT_BLOCK`).
 pub const DEFAULT_BLOCK: u32 = 256;
 
-/// Items per thread for tiles cut by elements of `T`: 64 bytes of input per
-/// thread (16 four-byte items, 8 eight-byte ones), as the scans' tile
-/// kernels (`scan::policy::tile_items`); not yet measured for select. A
-/// tile then takes 34 KiB of shared memory at 256 threads for 4-byte
-/// items (the staged tile and one 4-byte index per item), 28 KiB for
-/// 8-byte ones. At most 32 (one bit per item in a `u32` mask).
+/// Items per thread for tiles cut by elements of `T`: 96 bytes of input
+/// per thread (24 four-byte items, 12 eight-byte ones). A tile then takes
+/// 38 KiB of shared memory at 256 threads (the staged tile, one 2-byte
+/// index per item, the look-back's slots): under the 48 KiB a launch gets
+/// without opting in, 5 blocks per multiprocessor. The first H200
+/// measurement, at 64 bytes per thread (4-byte indices), read 2^28 `i32`
+/// at 1.85 TB/s with nothing selected: a tile's fixed costs (ticket,
+/// look-back, barriers) over too few bytes in flight
+/// (`docs/tuning/select.md`). At most 32 (one bit per item in a `u32`
+/// mask).
 pub const fn items<T>() -> usize {
     let s = size_of::<T>();
-    if s <= 4 { 16 } else { 8 }
+    if s <= 4 { 24 } else { 12 }
 }
 
 /// Elements of one tile at block size `b` for tiles cut by `T`.
