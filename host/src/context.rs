@@ -6,6 +6,7 @@ use crate::backend::emu::{EmuAlloc, EmuConfig, Emulator};
 pub(crate) use crate::buffer::Alloc;
 use crate::buffer::{DeviceBuffer, DeviceInput, DeviceOutput, DeviceRepr, DeviceSliceMut, Domain};
 use crate::error::{CudaContext as _, Error, Result};
+use crate::kernel::{Family, Instance};
 use crate::single_pass::Halves;
 use cudarc::driver::CudaStream;
 use gpuprim_kernels::{Arg, HostKernel, ParamKind};
@@ -759,7 +760,7 @@ impl Context {
         // SAFETY: the element at `addr` is `size` bytes, 4-byte aligned.
         unsafe {
             self.launch(
-                "util_set_words_b32",
+                Family("util_set_words").get(Instance::of(""), 32, || "set_first".into())?.name,
                 LaunchConfig { grid: 1, block: 32, shared_bytes: 0 },
                 &[Arg::Ptr(addr), words[0].into(), words[1].into(), ((size / 4) as u32).into()],
             )
@@ -777,11 +778,12 @@ impl Context {
             return Ok(());
         }
         let grid = (n as u64).div_ceil(256).clamp(1, self.multiprocessors() as u64 * 8) as u32;
-        let name = format!("util_fill_hash_{}_b256", T::NAME);
+        let kernel =
+            Family("util_fill_hash").get(Instance::of(T::NAME), 256, || format!("fill_hash of {}", T::NAME))?;
         // SAFETY: the view holds n elements, which is what the kernel writes.
         unsafe {
             self.launch(
-                &name,
+                kernel.name,
                 LaunchConfig { grid, block: 256, shared_bytes: 0 },
                 &[out.view.arg(), (n as u64).into(), seed.into()],
             )
