@@ -6,7 +6,7 @@
 //! coalesced) into shared memory, then each thread takes `ITEMS`
 //! *consecutive* elements (a blocked arrangement) and scans them
 //! sequentially in registers. Only the `B` thread totals go through the
-//! block-wide scan ([`block_exclusive_scan`](super::block::block_exclusive_scan)),
+//! block-wide scan ([`exclusive_scan`](crate::block::scan::exclusive_scan)),
 //! so the tree part costs `O(B log B)` for `B*ITEMS` elements. Results go
 //! back through shared memory and out striped again.
 //!

@@ -44,7 +44,7 @@
 //! the staged tile and store it striped; the run-producing kernels put each
 //! run's outputs at slot `c - c_before` of the (no longer needed) staged
 //! tile, then the block writes the tile's contiguous range of runs, whose
-//! bounds follow from two flags and the tile's count ([`emit_runs`]).
+//! bounds follow from two flags and the tile's count (`emit_runs`).
 //! Outputs at index `cap` and beyond are dropped (the host checks the
 //! count); the number of runs is written to `count` by the thread holding
 //! the last item.

@@ -126,7 +126,7 @@ unsafe fn lower_bound_warp(offsets: *const u64, m: u64, key: u64) -> u64 {
 /// [`scan_by_key`].
 ///
 /// The tile's starts become flags in shared memory: warp 0 finds the first
-/// offset at or after the tile ([`lower_bound_warp`]), then the block
+/// offset at or after the tile (`lower_bound_warp`), then the block
 /// reads the offsets from there to the tile's end, `B` at a time, and
 /// flags each distinct one (so an empty segment's start, equal to the
 /// next, is written once). The rest is [`scan_by_key`] with those flags.

@@ -29,7 +29,7 @@
 //! Sums, products, dot products and sums of squares of the 8- and 16-bit
 //! types accumulate in a wider type (see [`crate::ops`]). Partials of
 //! argmin/argmax (`argminp`, `argmaxp`) depend only on the value's 8-byte
-//! [`Element::Wide`](crate::ops::Element::Wide) type, so they exist for
+//! [`Element::Wide`] type, so they exist for
 //! `i64`, `u64` and `f64` alone and the other types' partials use those.
 
 pub mod finish;
