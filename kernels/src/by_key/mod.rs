@@ -62,7 +62,9 @@ use crate::block::tile::{pad_every, read_items, stage_tile_unsynced, tile_slots}
 use crate::gpu::warp::Shuffle;
 use crate::gpu::{self, Shared, global};
 use crate::ops::{Element, Monoid, Sum};
-use crate::single_pass::{LookBackSmem, TileStatus, exclusive_prefix, look_back_smem_bytes, publish_aggregate};
+use crate::single_pass::{
+    LookBackSmem, TileStatus, clear_words, exclusive_prefix, look_back_smem_bytes, publish_aggregate,
+};
 use core::marker::PhantomData;
 use core::mem::size_of;
 use policy::{ITEMS, tile_len};
@@ -303,10 +305,57 @@ pub(crate) struct Scanned<V: Value> {
     pub(crate) total: Carry<V>,
 }
 
+/// A tile of one of the kernels driven by keys, staged and flagged: its
+/// carved shared memory, the launch's status, its index and first item,
+/// and this thread's keys with their head and tail flags.
+pub(crate) struct KeyTile<K, V: Value> {
+    pub(crate) s: TileSmem<V>,
+    pub(crate) status: TileStatus<Carry<V>>,
+    pub(crate) tile: u32,
+    pub(crate) start: u64,
+    pub(crate) f: Flags<K>,
+}
+
+/// The opening every kernel driven by keys shares: clear the spare status
+/// for the next launch, carve shared memory (region A stages the keys,
+/// then holds `OA` outputs; region B stages `values` when given, under
+/// `Op`'s fill, then holds `OB` outputs), take the tile's ticket, stage
+/// the tile and flag its keys.
+///
+/// # Safety
+/// `keys` (and `values`) hold `n` elements; `temp` and `spare` as the
+/// kernels' contracts say; all threads call it once.
+#[inline(always)]
+#[track_caller]
+pub(crate) unsafe fn open_key_tile<K: Element, V: Value, Op: Monoid<V>, OA, SB, OB, const B: u32>(
+    keys: *const K,
+    values: Option<*const V>,
+    n: u64,
+    temp: *mut u64,
+    spare: *mut u64,
+    spare_words: u64,
+) -> KeyTile<K, V> {
+    // SAFETY (throughout): the caller's contract; shared accesses inside
+    // the carved regions.
+    unsafe { clear_words::<B>(spare, spare_words) };
+    let s = TileSmem::<V>::carve::<K, OA, SB, OB>(B);
+    let sk = s.a.after::<K>(0);
+    let status = TileStatus::<Carry<V>>::new(temp);
+    let tile = unsafe { status.take_ticket(s.look.ticket) };
+    let start = tile as u64 * tile_len(B);
+    let (prev, next) = unsafe { stage_keys::<K, B>(keys, n, start, sk) };
+    if let Some(values) = values {
+        unsafe { stage_tile_unsynced::<V, Op, B, ITEMS>(values, n, start, s.b.after::<V>(0)) };
+    }
+    gpu::sync_threads();
+    let f = unsafe { key_flags::<K, B>(sk, prev, next, n, start) };
+    KeyTile { s, status, tile, start, f }
+}
+
 /// The second half of the kernels that produce one output per run
 /// ([`reduce`]): scan the tile's pairs, then at every item whose bit is
-/// set in `outs` (the last item of an output run) put `emit(i, run)` (its
-/// index and the carry through it) at the run's slot of the tile,
+/// set in `outs` (the last item of an output run) put `emit(j, i, run)`
+/// (its place in this thread, its index and the carry through it) at the run's slot of the tile,
 /// `run.count - before.count`, and write the tile's slots out coalesced
 /// at `before.count - 1 + slot`. The thread holding item `n - 1` writes
 /// the number of outputs, `run.count` there, to `count`.
@@ -329,21 +378,19 @@ pub(crate) struct Scanned<V: Value> {
 #[inline(always)]
 #[track_caller]
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn emit_runs<V: Value, Op: Monoid<V>, O1: Copy, O2: Copy, const B: u32>(
-    s: &TileSmem<V>,
-    status: &TileStatus<Carry<V>>,
-    tile: u32,
-    start: u64,
+pub(crate) unsafe fn emit_runs<K, V: Value, Op: Monoid<V>, O1: Copy, O2: Copy, const B: u32>(
+    t: &KeyTile<K, V>,
     n: u64,
-    f: &Flags<impl Copy>,
     pair: impl Fn(usize) -> Carry<V>,
     outs: u32,
-    emit: impl Fn(u64, Carry<V>) -> (O1, O2),
+    emit: impl Fn(usize, u64, Carry<V>) -> (O1, O2),
     slots: (Shared<O1>, Shared<O2>),
     out: (*mut O1, *mut O2),
     count: *mut u64,
     cap: u64,
 ) {
+    let KeyTile { s, status, tile, start, f } = t;
+    let (tile, start) = (*tile, *start);
     let tid = gpu::thread_idx();
     // The edge flags travel through the scan's barriers.
     // SAFETY (throughout): the caller's contract; two edge slots.
@@ -362,7 +409,7 @@ pub(crate) unsafe fn emit_runs<V: Value, Op: Monoid<V>, O1: Copy, O2: Copy, cons
         run = Segmented::<Op>::combine(run, pair(j));
         if (outs >> j) & 1 != 0 {
             let local = (run.count - before.count) as usize;
-            let (a, b) = emit(i, run);
+            let (a, b) = emit(j, i, run);
             unsafe {
                 slots.0.store(local, a);
                 slots.1.store(local, b);

@@ -2,12 +2,10 @@
 //! encoding and the non-trivial runs. See the [module docs](super) for the
 //! scan they share.
 
-use super::policy::{ITEMS, tile_len};
-use super::{Carry, TileSmem, Value, emit_runs, key_flags, stage_keys};
-use crate::block::tile::{read_items, stage_tile_unsynced};
-use crate::gpu;
+use super::policy::ITEMS;
+use super::{Carry, Value, emit_runs, open_key_tile};
+use crate::block::tile::read_items;
 use crate::ops::{Element, Monoid, Sum};
-use crate::single_pass::{TileStatus, clear_words};
 
 /// Reduce-by-key: for every run of equal consecutive keys, its key
 /// (`unique`) and the combine of its values in order (`aggregates`), at
@@ -42,40 +40,15 @@ pub unsafe fn reduce_by_key<K: Element, V: Value, Op: Monoid<V>, const B: u32>(
     spare: *mut u64,
     spare_words: u64,
 ) {
-    // SAFETY (throughout): the caller's contract; shared accesses inside
-    // the carved regions, each region's output slots (at most tile + 1)
-    // inside it.
-    unsafe { clear_words::<B>(spare, spare_words) };
-    let s = TileSmem::<V>::carve::<K, K, V, V>(B);
-    let (sk, sv) = (s.a.after::<K>(0), s.b.after::<V>(0));
-    let status = TileStatus::<Carry<V>>::new(temp);
-    let tile = unsafe { status.take_ticket(s.look.ticket) };
-    let start = tile as u64 * tile_len(B);
-    let (prev, next) = unsafe { stage_keys::<K, B>(keys, n, start, sk) };
-    unsafe { stage_tile_unsynced::<V, Op, B, ITEMS>(values, n, start, sv) };
-    gpu::sync_threads();
-    let f = unsafe { key_flags::<K, B>(sk, prev, next, n, start) };
+    // SAFETY (throughout): the caller's contract; each region's output
+    // slots (at most tile + 1) inside it.
+    let t = unsafe { open_key_tile::<K, V, Op, K, V, V, B>(keys, Some(values), n, temp, spare, spare_words) };
+    let (sk, sv) = (t.s.a.after::<K>(0), t.s.b.after::<V>(0));
     let vals = unsafe { read_items::<V, Op, ITEMS>(sv) };
-    let pair = |j: usize| Carry::new((f.heads >> j) & 1, vals[j]);
-    let key = |i: u64| f.keys[(i % ITEMS as u64) as usize];
-    let emit = |i: u64, run: Carry<V>| (key(i), run.value);
-    unsafe {
-        emit_runs::<V, Op, K, V, B>(
-            &s,
-            &status,
-            tile,
-            start,
-            n,
-            &f,
-            pair,
-            f.tails,
-            emit,
-            (sk, sv),
-            (unique, aggregates),
-            count,
-            cap,
-        )
-    };
+    let pair = |j: usize| Carry::new((t.f.heads >> j) & 1, vals[j]);
+    let emit = |j: usize, _: u64, run: Carry<V>| (t.f.keys[j], run.value);
+    let outs = t.f.tails;
+    unsafe { emit_runs::<K, V, Op, K, V, B>(&t, n, pair, outs, emit, (sk, sv), (unique, aggregates), count, cap) };
 }
 
 /// Run-length encoding: for every run of equal consecutive items, the item
@@ -100,35 +73,12 @@ pub unsafe fn run_length_encode<K: Element, C: Value, const B: u32>(
     spare_words: u64,
 ) {
     // SAFETY (throughout): as in `reduce_by_key`.
-    unsafe { clear_words::<B>(spare, spare_words) };
-    let s = TileSmem::<C>::carve::<K, K, C, C>(B);
-    let (sk, sc) = (s.a.after::<K>(0), s.b.after::<C>(0));
-    let status = TileStatus::<Carry<C>>::new(temp);
-    let tile = unsafe { status.take_ticket(s.look.ticket) };
-    let start = tile as u64 * tile_len(B);
-    let (prev, next) = unsafe { stage_keys::<K, B>(input, n, start, sk) };
-    gpu::sync_threads();
-    let f = unsafe { key_flags::<K, B>(sk, prev, next, n, start) };
-    let pair = |j: usize| Carry::new((f.heads >> j) & 1, C::ONE);
-    let key = |i: u64| f.keys[(i % ITEMS as u64) as usize];
-    let emit = |i: u64, run: Carry<C>| (key(i), run.value);
-    unsafe {
-        emit_runs::<C, Sum, K, C, B>(
-            &s,
-            &status,
-            tile,
-            start,
-            n,
-            &f,
-            pair,
-            f.tails,
-            emit,
-            (sk, sc),
-            (unique, counts),
-            count,
-            cap,
-        )
-    };
+    let t = unsafe { open_key_tile::<K, C, Sum, K, C, C, B>(input, None, n, temp, spare, spare_words) };
+    let (sk, sc) = (t.s.a.after::<K>(0), t.s.b.after::<C>(0));
+    let pair = |j: usize| Carry::new((t.f.heads >> j) & 1, C::ONE);
+    let emit = |j: usize, _: u64, run: Carry<C>| (t.f.keys[j], run.value);
+    let outs = t.f.tails;
+    unsafe { emit_runs::<K, C, Sum, K, C, B>(&t, n, pair, outs, emit, (sk, sc), (unique, counts), count, cap) };
 }
 
 /// The runs longer than one item: for each, its offset (first index) and
@@ -162,34 +112,12 @@ pub unsafe fn non_trivial_runs<K: Element, C: Value + Element<Wide = u64>, const
     spare_words: u64,
 ) {
     // SAFETY (throughout): as in `reduce_by_key`.
-    unsafe { clear_words::<B>(spare, spare_words) };
-    let s = TileSmem::<C>::carve::<K, C, C, C>(B);
-    let (sk, so, sl) = (s.a.after::<K>(0), s.a.after::<C>(0), s.b.after::<C>(0));
-    let status = TileStatus::<Carry<C>>::new(temp);
-    let tile = unsafe { status.take_ticket(s.look.ticket) };
-    let start = tile as u64 * tile_len(B);
-    let (prev, next) = unsafe { stage_keys::<K, B>(input, n, start, sk) };
-    gpu::sync_threads();
-    let f = unsafe { key_flags::<K, B>(sk, prev, next, n, start) };
+    let t = unsafe { open_key_tile::<K, C, Sum, C, C, C, B>(input, None, n, temp, spare, spare_words) };
+    let (so, sl) = (t.s.a.after::<C>(0), t.s.b.after::<C>(0));
     // Bit j: item j starts a run of at least two; is in such a run; ends one.
+    let f = &t.f;
     let (starts, inside, ends) = (f.heads & !f.tails, !(f.heads & f.tails), f.tails & !f.heads);
     let pair = |j: usize| Carry::new((starts >> j) & 1, if (inside >> j) & 1 != 0 { C::ONE } else { C::ZERO });
-    let emit = |i: u64, run: Carry<C>| (C::from_u64(i + 1 - run.value.widen()), run.value);
-    unsafe {
-        emit_runs::<C, Sum, C, C, B>(
-            &s,
-            &status,
-            tile,
-            start,
-            n,
-            &f,
-            pair,
-            ends,
-            emit,
-            (so, sl),
-            (offsets, lengths),
-            count,
-            cap,
-        )
-    };
+    let emit = |_: usize, i: u64, run: Carry<C>| (C::from_u64(i + 1 - run.value.widen()), run.value);
+    unsafe { emit_runs::<K, C, Sum, C, C, B>(&t, n, pair, ends, emit, (so, sl), (offsets, lengths), count, cap) };
 }

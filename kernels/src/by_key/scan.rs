@@ -3,7 +3,7 @@
 //! [module docs](super) for the scan they share.
 
 use super::policy::{ITEMS, tile_len};
-use super::{Carry, Segmented, TileSmem, Value, key_flags, pad, scan_pairs, stage_keys};
+use super::{Carry, KeyTile, Segmented, TileSmem, Value, open_key_tile, pad, scan_pairs};
 use crate::block::tile::{read_items, stage_tile_unsynced, store_tile};
 use crate::gpu::{self, global};
 use crate::ops::{Element, Monoid, Sum};
@@ -67,16 +67,9 @@ pub unsafe fn scan_by_key<K: Element, V: Value, Op: Monoid<V>, const B: u32>(
 ) {
     // SAFETY (throughout): the caller's contract; shared accesses inside
     // the carved regions.
-    unsafe { clear_words::<B>(spare, spare_words) };
-    let s = TileSmem::<V>::carve::<K, K, V, V>(B);
-    let (sk, sv) = (s.a.after::<K>(0), s.b.after::<V>(0));
-    let status = TileStatus::<Carry<V>>::new(temp);
-    let tile = unsafe { status.take_ticket(s.look.ticket) };
-    let start = tile as u64 * tile_len(B);
-    let (prev, next) = unsafe { stage_keys::<K, B>(keys, n, start, sk) };
-    unsafe { stage_tile_unsynced::<V, Op, B, ITEMS>(values, n, start, sv) };
-    gpu::sync_threads();
-    let f = unsafe { key_flags::<K, B>(sk, prev, next, n, start) };
+    let KeyTile { s, status, tile, start, f } =
+        unsafe { open_key_tile::<K, V, Op, K, V, V, B>(keys, Some(values), n, temp, spare, spare_words) };
+    let sv = s.b.after::<V>(0);
     let vals = unsafe { read_items::<V, Op, ITEMS>(sv) };
     let pair = |j: usize| Carry::new((f.heads >> j) & 1, vals[j]);
     let run = unsafe { scan_pairs::<V, Op, B>(&status, tile, pair, &s) }.run;
