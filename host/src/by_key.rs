@@ -233,6 +233,8 @@ impl Context {
 struct Launch {
     kernel: &'static HostKernel,
     smem: usize,
+    /// Elements one block covers.
+    tile: u64,
 }
 
 impl<'c> ByKey<'c> {
@@ -250,9 +252,21 @@ impl<'c> ByKey<'c> {
         self.block
     }
 
-    /// Elements one block covers.
-    pub fn tile_len(&self) -> u64 {
-        policy::tile_len(self.block)
+    /// Elements one block of `reduce_by_key` and of the scans by key
+    /// covers for keys `K` and values `V` (for `run_length_encode`, `V`
+    /// is the count type; for the segmented scans, `K` is `u32`). Items
+    /// per thread follow the bytes an item takes
+    /// ([`policy::items_for`]): 16 for 4 + 4 bytes, 12 up to 12 bytes, 8
+    /// for 8 + 8.
+    ///
+    /// ```
+    /// let ctx = gpuprim::Context::emulator();
+    /// let by = ctx.by_key();
+    /// assert_eq!(by.tile_len::<u32, i32>(), 16 * by.chosen_block_size() as u64);
+    /// assert_eq!(by.tile_len::<u64, f64>(), 8 * by.chosen_block_size() as u64);
+    /// ```
+    pub fn tile_len<K: Scalar, V: Scalar>(&self) -> u64 {
+        policy::tile_len(self.block, policy::items::<K, V>())
     }
 
     /// Bytes of temporary storage for inputs of up to `len` elements (any
@@ -262,7 +276,7 @@ impl<'c> ByKey<'c> {
         if len == 0 {
             return Ok(0);
         }
-        let half = status_half(len as u64, self.block);
+        let half = status_half(len as u64, policy::tile_len(self.block, policy::MIN_ITEMS));
         usize::try_from(2 * half).map_err(|_| Error::TooLarge {
             what: "by-key temporary storage",
             len: len as u64,
@@ -434,14 +448,14 @@ impl<'c> ByKey<'c> {
     // ------------------------------------------------------------ plans
 
     /// The kernel of `family` for `what` at this block size.
-    fn kernel(&self, family: &'static str, what: Instance, smem: usize) -> Result<Launch> {
+    fn kernel(&self, family: &'static str, what: Instance, smem: usize, items: usize) -> Result<Launch> {
         check_block(self.block)?;
         let task = || {
             let key = if what.key.is_empty() { String::new() } else { format!(" with `{}` keys", what.key) };
             format!("{family} with operator `{}` on `{}`{key}", what.op, what.ty)
         };
         let kernel = Family(family).get(what, self.block, task)?;
-        Ok(Launch { kernel, smem })
+        Ok(Launch { kernel, smem, tile: policy::tile_len(self.block, items) })
     }
 
     /// Run `f`, which queues work writing the run count into the view it
@@ -488,7 +502,8 @@ impl<'c> ByKey<'c> {
         check_count(&count.view)?;
         let cap = out1.view.len().min(out2.view.len()) as u64;
         let what = Instance::of(V::NAME).op(Op::NAME).key(K::NAME);
-        let launch = self.kernel("reduce_by_key", what, smem_bytes::<K, K, V, V>(self.block))?;
+        let items = policy::items::<K, V>();
+        let launch = self.kernel("reduce_by_key", what, smem_bytes::<K, K, V, V>(self.block, items), items)?;
         let (k, v, u, a, c) = (keys.view.arg(), values.view.arg(), out1.view.arg(), out2.view.arg(), count.view.arg());
         self.run(&launch, n as u64, Some(count.view.addr()), temp, |r| {
             vec![k, v, u, a, c, (n as u64).into(), cap.into(), Arg::Ptr(r.temp), Arg::Ptr(r.spare), spare_words(&r)]
@@ -521,12 +536,14 @@ impl<'c> ByKey<'c> {
         let cap = out1.view.len().min(out2.view.len()) as u64;
         // Run lengths are sums of ones: the kernels carry the `sum` name.
         let what = Instance::of(C::NAME).op("sum").key(T::NAME);
-        let smem = if family == "run_length_encode" {
-            smem_bytes::<T, T, C, C>(self.block)
+        let (smem, items) = if family == "run_length_encode" {
+            let items = policy::rle_items::<T, C>();
+            (smem_bytes::<T, T, C, C>(self.block, items), items)
         } else {
-            smem_bytes::<T, C, C, C>(self.block)
+            let items = policy::ntr_items::<T, C>();
+            (smem_bytes::<T, C, C, C>(self.block, items), items)
         };
-        let launch = self.kernel(family, what, smem)?;
+        let launch = self.kernel(family, what, smem, items)?;
         let (x, a, b, c) = (input.view.arg(), out1.view.arg(), out2.view.arg(), count.view.arg());
         self.run(&launch, n as u64, Some(count.view.addr()), temp, |r| {
             vec![x, a, b, c, (n as u64).into(), cap.into(), Arg::Ptr(r.temp), Arg::Ptr(r.spare), spare_words(&r)]
@@ -548,7 +565,8 @@ impl<'c> ByKey<'c> {
         check_len("scan_by_key values", n, values.view.len())?;
         check_len("scan_by_key output", n, output.view.len())?;
         let what = Instance::of(V::NAME).op(Op::NAME).key(K::NAME);
-        let launch = self.kernel("scan_by_key", what, smem_bytes::<K, K, V, V>(self.block))?;
+        let items = policy::items::<K, V>();
+        let launch = self.kernel("scan_by_key", what, smem_bytes::<K, K, V, V>(self.block, items), items)?;
         let (k, v, o) = (keys.view.arg(), values.view.arg(), output.view.arg());
         let init = to_words(init)[0];
         self.run(&launch, n as u64, None, temp, |r| {
@@ -579,7 +597,8 @@ impl<'c> ByKey<'c> {
         let n = input.view.len();
         check_len("segmented scan output", n, output.view.len())?;
         let what = Instance::of(T::NAME).op(Op::NAME);
-        let launch = self.kernel("segmented_scan", what, smem_bytes::<u32, u32, T, T>(self.block))?;
+        let items = policy::segmented_items::<T>();
+        let launch = self.kernel("segmented_scan", what, smem_bytes::<u32, u32, T, T>(self.block, items), items)?;
         let (x, offs, m, o) = (input.view.arg(), offsets.view.arg(), offsets.view.len() as u64, output.view.arg());
         let init = to_words(init)[0];
         self.run(&launch, n as u64, None, temp, |r| {
@@ -611,12 +630,12 @@ impl<'c> ByKey<'c> {
         if let Some(t) = &temp {
             self.ctx.check_domain(t.buf.context().domain(), "by-key temporary storage")?;
         }
-        let tile = policy::tile_len(self.block);
+        let tile = launch.tile;
         let tiles = n.div_ceil(tile);
         if tiles > MAX_GRID {
             return Err(Error::TooLarge { what: "by-key input (one block per tile)", len: n, max: MAX_GRID * tile });
         }
-        let half = status_half(n, self.block);
+        let half = status_half(n, tile);
         if let Some(t) = &temp
             && (t.bytes() / 2) & !15 < half as usize
         {
@@ -665,9 +684,10 @@ impl<'c> ByKey<'c> {
     }
 }
 
-/// Bytes of one half of the status storage for `n` items at `block`.
-fn status_half(n: u64, block: u32) -> u64 {
-    round16(status_bytes::<[u64; 2]>(n.div_ceil(policy::tile_len(block))))
+/// Bytes of one half of the status storage for `n` items in tiles of
+/// `tile`.
+fn status_half(n: u64, tile: u64) -> u64 {
+    round16(status_bytes::<[u64; 2]>(n.div_ceil(tile)))
 }
 
 fn spare_words(r: &Region) -> Arg {

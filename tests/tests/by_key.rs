@@ -380,7 +380,7 @@ fn segmented_case<V: Val, Op: ScanOp<V> + Default>(
 
 backend_test!(reduce_by_key_matches_the_cpu_for_every_key_value_and_operator, |ctx| {
     let by = ctx.by_key();
-    let tile = by.tile_len() as usize;
+    let tile = by.tile_len::<u32, i32>() as usize;
     let n = cases(ctx, 2, 4);
     let each = |f: &dyn Fn(Case) -> Result<(), TestCaseError>| check(n, case_strategy(ctx, tile), f);
     macro_rules! one {
@@ -397,7 +397,7 @@ backend_test!(reduce_by_key_matches_the_cpu_for_every_key_value_and_operator, |c
 
 backend_test!(scans_by_key_match_the_cpu_for_every_key_value_and_operator, |ctx| {
     let by = ctx.by_key();
-    let tile = by.tile_len() as usize;
+    let tile = by.tile_len::<u32, i32>() as usize;
     let n = cases(ctx, 2, 4);
     let each = |f: &dyn Fn(Case) -> Result<(), TestCaseError>| check(n, case_strategy(ctx, tile), f);
     macro_rules! one {
@@ -417,7 +417,7 @@ backend_test!(scans_by_key_match_the_cpu_for_every_key_value_and_operator, |ctx|
 
 backend_test!(run_length_encoding_matches_the_cpu_for_every_type_and_count_type, |ctx| {
     let by = ctx.by_key();
-    let tile = by.tile_len() as usize;
+    let tile = by.tile_len::<u32, i32>() as usize;
     let n = cases(ctx, 4, 8);
     macro_rules! all {
         ($($t:ty),*) => {$(
@@ -430,7 +430,7 @@ backend_test!(run_length_encoding_matches_the_cpu_for_every_type_and_count_type,
 
 backend_test!(segmented_scans_match_the_cpu_for_every_type_and_operator, |ctx| {
     let by = ctx.by_key();
-    let tile = by.tile_len() as usize;
+    let tile = by.tile_len::<u32, i32>() as usize;
     let n = cases(ctx, 4, 8);
     macro_rules! all {
         ($($v:ty),*) => {$(
@@ -447,11 +447,11 @@ backend_test!(segmented_scans_match_the_cpu_for_every_type_and_operator, |ctx| {
 // ------------------------------------------------------- tile edges
 
 // Every operation at every tile edge, runs of 1, of n and in between,
-// at 256 threads and at 32 (tiles of 256 items).
+// at 256 threads and at 32 (tiles of 512 items for 4-byte keys and values).
 backend_test!(every_operation_is_exact_at_tile_edges_for_runs_of_one_of_n_and_between, |ctx| {
     for block in [DEFAULT_BLOCK, 32] {
         let by = ctx.by_key().block_size(block);
-        let tile = by.tile_len() as usize;
+        let tile = by.tile_len::<u32, i32>() as usize;
         for n in [1, 2, 31, 32, 33, tile - 1, tile, tile + 1, 2 * tile - 1, 2 * tile + 1, 5 * tile + 3] {
             for runs in [Runs::Ones, Runs::One, Runs::Mean(3), Runs::Mean(tile as u64 / 2 + 1)] {
                 let c = Case { n, seed: n as u64 * 31 + block as u64, runs };
@@ -473,7 +473,7 @@ fn by_key_passes_are_right_under_any_residency_and_schedule() {
     for (resident, seed) in [(1, 1u64), (2, 2), (3, 6), (8, 7), (48, 3), (96, 5)] {
         let ctx = Context::emulator_with(EmuConfig { resident_blocks: resident, seed, ..EmuConfig::default() });
         let by = ctx.by_key().block_size(32);
-        let n = 40 * by.tile_len() as usize - 5;
+        let n = 40 * by.tile_len::<u32, i32>() as usize - 5;
         for runs in [Runs::Mean(3), Runs::Mean(700)] {
             let c = Case { n, seed, runs };
             reduce_case::<u32, i32, Sum>(&ctx, &by, c).unwrap();
@@ -512,7 +512,7 @@ backend_test!(segmented_scans_handle_empty_segments_single_items_and_odd_offsets
     // offsets beyond n start nothing.
     assert_eq!(scan(&[4, 12, 99], false), [1, 3, 6, 10, 5, 11, 18, 26, 35, 45]);
     // Many empty segments at one position, across tiles.
-    let n = 3 * ctx.by_key().tile_len() as usize + 5;
+    let n = 3 * ctx.by_key().tile_len::<u32, i32>() as usize + 5;
     let mut offs = vec![0u64; 5000];
     offs.extend([n as u64 / 2; 5000]);
     offs.push(n as u64);
@@ -527,7 +527,7 @@ backend_test!(segmented_scans_handle_empty_segments_single_items_and_odd_offsets
 
 backend_test!(the_into_forms_leave_the_count_on_the_device_and_reuse_temp_storage, |ctx| {
     let by = ctx.by_key();
-    let max = 3 * by.tile_len() as usize + 11;
+    let max = 3 * by.tile_len::<u32, i32>() as usize + 11;
     let mut temp = by.temp(max).unwrap();
     assert!(temp.bytes() >= by.temp_bytes(max).unwrap());
     let mut count = ctx.alloc::<u64>(1).unwrap();

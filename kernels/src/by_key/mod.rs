@@ -32,13 +32,15 @@
 //! | [`scan::scan_by_key`] | head | value | every item: `v` (inclusive), or `init . v` before it |
 //! | [`scan::segmented_scan`] | a segment start from the offsets | value | every item |
 //!
-//! **A tile** of [`policy::BLOCK`] threads x [`policy::ITEMS`] items is
+//! **A tile** of [`policy::BLOCK`] threads x `I` items
+//! ([`policy::items_for`]: 16, 12 or 8 by the bytes an item takes) is
 //! loaded striped (16-byte vectors for whole tiles) into shared memory;
-//! each thread takes its `ITEMS` consecutive keys and values, flags them,
-//! combines its pairs, and the block scans the thread totals
+//! each thread takes its `I` consecutive keys and values, flags them, and
+//! combines its pairs as [`Local`]s (32-bit counts: a tile has fewer than
+//! 2^32 items); the block scans the thread totals
 //! ([`crate::block::scan::exclusive_scan`]); thread 0 publishes the tile's
-//! aggregate and the block looks back for the tiles before it
-//! ([`crate::single_pass::exclusive_prefix`]).
+//! aggregate, widened to a [`Carry`], and the block looks back for the
+//! tiles before it ([`crate::single_pass::exclusive_prefix`]).
 //!
 //! **Outputs** are written coalesced: the scans put their results back in
 //! the staged tile and store it striped; the run-producing kernels put each
@@ -67,44 +69,56 @@ use crate::single_pass::{
 };
 use core::marker::PhantomData;
 use core::mem::size_of;
-use policy::{ITEMS, tile_len};
+use policy::tile_len;
 
 /// Value types of the by-key primitives: the numbers of 4 and 8 bytes,
-/// each with the padding that makes its [`Carry`] exactly 16 bytes.
+/// each with the padding that makes its [`Carry`] exactly 16 bytes and
+/// its [`Local`] 8 or 16.
 ///
 /// # Safety
 /// `Pad` is plain data (or `()`) such that `Carry<Self>` is 16 bytes with
-/// no padding: 4 bytes for 4-byte types, `()` for 8-byte ones.
+/// no padding: 4 bytes for 4-byte types, `()` for 8-byte ones. `LPad`
+/// likewise makes `Local<Self>` free of padding: `()` for 4-byte types,
+/// 4 bytes for 8-byte ones.
 pub unsafe trait Value: Element {
     type Pad: Copy + Default + core::fmt::Debug + Send + Sync + 'static;
+    type LPad: Copy + Default + core::fmt::Debug + Send + Sync + 'static;
 }
-// SAFETY: 4-byte numbers with a 4-byte pad: 8 + 4 + 4 bytes.
+// SAFETY: 4-byte numbers: Carry 8 + 4 + 4 bytes, Local 4 + 4.
 unsafe impl Value for i32 {
     type Pad = u32;
+    type LPad = ();
 }
 // SAFETY: as above.
 unsafe impl Value for u32 {
     type Pad = u32;
+    type LPad = ();
 }
 // SAFETY: as above.
 unsafe impl Value for f32 {
     type Pad = u32;
+    type LPad = ();
 }
-// SAFETY: 8-byte numbers: 8 + 8 bytes.
+// SAFETY: 8-byte numbers: Carry 8 + 8 bytes, Local 4 + 4 + 8.
 unsafe impl Value for i64 {
     type Pad = ();
+    type LPad = u32;
 }
 // SAFETY: as above.
 unsafe impl Value for u64 {
     type Pad = ();
+    type LPad = u32;
 }
 // SAFETY: as above.
 unsafe impl Value for f64 {
     type Pad = ();
+    type LPad = u32;
 }
 
 /// A `(count, value)` pair of the by-key scans: `count` segment starts,
-/// and the combine of the values since the last of them (16 bytes).
+/// and the combine of the values since the last of them (16 bytes). What
+/// tiles publish to each other through the look-back: across tiles the
+/// count can pass 2^32.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Carry<V: Value> {
@@ -120,13 +134,51 @@ impl<V: Value> Carry<V> {
         const { assert!(size_of::<Carry<V>>() == 16) };
         Carry { count: flag as u64, value, pad: V::Pad::default() }
     }
+
+    /// This carry followed by the tile-local `l`: the value is `l`'s when
+    /// `l` starts a segment, else this carry's value combined with it.
+    #[inline(always)]
+    pub fn then<Op: Monoid<V>>(self, l: Local<V>) -> Self {
+        let value = if l.count > 0 { l.value } else { Op::combine(self.value, l.value) };
+        Carry { count: self.count.wrapping_add(l.count as u64), value, pad: V::Pad::default() }
+    }
+}
+
+/// The same pair inside one tile, where a 32-bit count suffices: 8 bytes
+/// for 4-byte values (16 for 8-byte ones), so the thread's combines and
+/// the block scan move half of a [`Carry`].
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Local<V: Value> {
+    pub count: u32,
+    pub pad: V::LPad,
+    pub value: V,
+}
+
+impl<V: Value> Local<V> {
+    /// The pair of one item: `flag` (0 or 1) starts a segment.
+    #[inline(always)]
+    pub fn new(flag: u32, value: V) -> Self {
+        const { assert!(size_of::<Local<V>>() == 4 + size_of::<V>() + size_of::<V::LPad>()) };
+        Local { count: flag, pad: V::LPad::default(), value }
+    }
+
+    /// The tile-wide pair as a [`Carry`].
+    #[inline(always)]
+    pub fn wide(self) -> Carry<V> {
+        Carry { count: self.count as u64, value: self.value, pad: V::Pad::default() }
+    }
 }
 
 // SAFETY: 16 bytes of plain numbers without padding (the `Value`
 // contract), valid for any bit pattern.
 unsafe impl<V: Value> Shuffle for Carry<V> {}
+// SAFETY: 8 or 16 bytes of plain numbers without padding (the `Value`
+// contract), valid for any bit pattern.
+unsafe impl<V: Value> Shuffle for Local<V> {}
 
-/// The "reduce by segment" operator over [`Carry`]s of an operator `Op`:
+/// The "reduce by segment" operator over [`Carry`]s (and [`Local`]s) of
+/// an operator `Op`:
 /// `(c1, v1) . (c2, v2) = (c1 + c2, if c2 > 0 { v2 } else { v1 . v2 })`.
 /// Associative, not commutative.
 #[derive(Clone, Copy, Debug, Default)]
@@ -144,6 +196,18 @@ impl<V: Value, Op: Monoid<V>> Monoid<Carry<V>> for Segmented<Op> {
     }
 }
 
+impl<V: Value, Op: Monoid<V>> Monoid<Local<V>> for Segmented<Op> {
+    #[inline(always)]
+    fn identity() -> Local<V> {
+        Local::new(0, Op::identity())
+    }
+    #[inline(always)]
+    fn combine(a: Local<V>, b: Local<V>) -> Local<V> {
+        let value = if b.count > 0 { b.value } else { Op::combine(a.value, b.value) };
+        Local { count: a.count.wrapping_add(b.count), pad: b.pad, value }
+    }
+}
+
 const fn round16(b: usize) -> usize {
     b.div_ceil(16) * 16
 }
@@ -154,29 +218,42 @@ const fn max(a: usize, b: usize) -> usize {
 
 /// Bytes of a shared region that first holds a staged tile of `S` and
 /// then `len + 1` outputs of `O`.
-const fn region_bytes<S, O>(b: u32) -> usize {
-    let len = tile_len(b) as usize;
-    round16(max(tile_slots::<S>(b, ITEMS) * size_of::<S>(), (len + 1) * size_of::<O>()))
+const fn region_bytes<S, O>(b: u32, items: usize) -> usize {
+    let len = tile_len(b, items) as usize;
+    round16(max(tile_slots::<S>(b, items) * size_of::<S>(), (len + 1) * size_of::<O>()))
 }
 
-/// Dynamic shared memory of a by-key kernel at block size `b`: region A
-/// (staged `SA`, then outputs `OA`), region B (staged `SB`, then outputs
-/// `OB`), the block scan's warp slots, the look-back's, one word and the
-/// tile's two edge flags.
-pub const fn smem_bytes<SA, OA, SB, OB>(b: u32) -> usize {
-    region_bytes::<SA, OA>(b)
-        + region_bytes::<SB, OB>(b)
+/// Bytes of the positions region: `len + 1` tile positions (`u16`).
+const fn positions_bytes(b: u32, items: usize) -> usize {
+    round16((tile_len(b, items) as usize + 1) * 2)
+}
+
+/// Dynamic shared memory of a by-key kernel at block size `b` and `items`
+/// per thread: region A (staged `SA`, then outputs `OA`), region B
+/// (staged `SB`, then outputs `OB`), the positions of the tile's runs
+/// (`u16`, for outputs read from the staged keys at the end), the block
+/// scan's warp slots, the look-back's, one word and the tile's two edge
+/// flags.
+pub const fn smem_bytes<SA, OA, SB, OB>(b: u32, items: usize) -> usize {
+    region_bytes::<SA, OA>(b, items)
+        + region_bytes::<SB, OB>(b, items)
+        + positions_bytes(b, items)
         + WARP_SLOTS * 16
         + round16(look_back_smem_bytes::<[u64; 2]>())
         + 16
         + 16
 }
 
+/// The most dynamic shared memory a by-key kernel may take (the host
+/// launches without raising the 48 KiB default).
+pub const MAX_SMEM: usize = 48 * 1024;
+
 /// The carved shared memory; see [`smem_bytes`].
 pub(crate) struct TileSmem<V: Value> {
     pub(crate) a: Shared<u8>,
     pub(crate) b: Shared<u8>,
-    pub(crate) warps: Shared<Carry<V>>,
+    pub(crate) pos: Shared<u16>,
+    pub(crate) warps: Shared<Local<V>>,
     pub(crate) look: LookBackSmem<Carry<V>>,
     pub(crate) word: Shared<u64>,
     pub(crate) edges: Shared<u32>,
@@ -184,17 +261,21 @@ pub(crate) struct TileSmem<V: Value> {
 
 impl<V: Value> TileSmem<V> {
     #[inline(always)]
-    pub(crate) fn carve<SA, OA, SB, OB>(b: u32) -> Self {
+    pub(crate) fn carve<SA, OA, SB, OB, const I: usize>(b: u32) -> Self {
+        const { assert!(smem_bytes::<SA, OA, SB, OB>(policy::BLOCK, I) <= MAX_SMEM, "a by-key tile over 48 KiB") };
         let a = Shared::<u8>::dynamic();
-        let bytes_a = region_bytes::<SA, OA>(b);
-        let bytes_b = region_bytes::<SB, OB>(b);
-        let warps_at = bytes_a + bytes_b;
+        let bytes_a = region_bytes::<SA, OA>(b, I);
+        let bytes_b = region_bytes::<SB, OB>(b, I);
+        const { assert!(policy::tile_len(policy::BLOCK, I) < 1 << 16, "tile positions are u16") };
+        let pos_at = bytes_a + bytes_b;
+        let warps_at = pos_at + positions_bytes(b, I);
         let look_at = warps_at + WARP_SLOTS * 16;
         let word_at = look_at + round16(look_back_smem_bytes::<[u64; 2]>());
         TileSmem {
             a,
             b: a.after::<u8>(bytes_a),
-            warps: a.after::<Carry<V>>(warps_at),
+            pos: a.after::<u16>(pos_at),
+            warps: a.after::<Local<V>>(warps_at),
             look: LookBackSmem::carve(a.after::<Carry<V>>(look_at)),
             word: a.after::<u64>(word_at),
             edges: a.after::<u32>(word_at + 16),
@@ -203,8 +284,8 @@ impl<V: Value> TileSmem<V> {
 }
 
 #[inline(always)]
-fn pad<T>(i: usize) -> usize {
-    i + i / pad_every::<T>(ITEMS)
+fn pad<T, const I: usize>(i: usize) -> usize {
+    i + i / pad_every::<T>(I)
 }
 
 /// Stage the tile of keys at `start` into `s` (no barrier) and read the
@@ -216,104 +297,149 @@ fn pad<T>(i: usize) -> usize {
 /// threads call it.
 #[inline(always)]
 #[track_caller]
-pub(crate) unsafe fn stage_keys<K: Element, const B: u32>(keys: *const K, n: u64, start: u64, s: Shared<K>) -> (K, K) {
+pub(crate) unsafe fn stage_keys<K: Element, const B: u32, const I: usize>(
+    keys: *const K,
+    n: u64,
+    start: u64,
+    s: Shared<K>,
+) -> (K, K) {
     // SAFETY: the caller's contract; the neighbours are checked below n.
-    unsafe { stage_tile_unsynced::<K, Sum, B, ITEMS>(keys, n, start, s) };
+    unsafe { stage_tile_unsynced::<K, Sum, B, I>(keys, n, start, s) };
     let tid = gpu::thread_idx();
-    let end = start + tile_len(B);
+    let end = start + tile_len(B, I);
     let prev = if tid == 0 && start > 0 { unsafe { global::load(keys.add(start as usize - 1)) } } else { K::ZERO };
     let next = if tid == B - 1 && end < n { unsafe { global::load(keys.add(end as usize)) } } else { K::ZERO };
     (prev, next)
 }
 
-/// A thread's keys and their flags (bit `j` for item `j`).
-pub(crate) struct Flags<K> {
-    pub(crate) keys: [K; ITEMS],
+/// Where this thread's items lie against the end of the input: how many
+/// of them are below `n` (`0..=I`), and whether it holds item `n - 1`.
+/// Computed once, so the per-item work needs no 64-bit compares.
+#[derive(Clone, Copy)]
+pub(crate) struct Span {
+    pub(crate) len: u32,
+    pub(crate) last: bool,
+}
+
+impl Span {
+    #[inline(always)]
+    pub(crate) fn new<const I: usize>(base: u64, n: u64) -> Self {
+        let len = if base >= n { 0 } else { Ord::min(n - base, I as u64) as u32 };
+        Span { len, last: len > 0 && base + len as u64 == n }
+    }
+
+    /// Bit `j` set for this thread's items `j` below `n`.
+    #[inline(always)]
+    pub(crate) fn mask(self) -> u32 {
+        if self.len >= 32 { u32::MAX } else { (1u32 << self.len) - 1 }
+    }
+}
+
+/// The flags of a thread's keys (bit `j` for item `j`).
+pub(crate) struct Flags {
     /// `key[i] != key[i-1]`, or `i == 0`.
     pub(crate) heads: u32,
     /// `key[i] != key[i+1]`, or `i == n-1`.
     pub(crate) tails: u32,
+    pub(crate) span: Span,
 }
 
-/// This thread's keys of the staged tile, and their head and tail flags
+/// The head and tail flags of this thread's keys of the staged tile
 /// (none for items at `n` and beyond).
 ///
 /// # Safety
 /// After the staging barrier; `prev`/`next` from [`stage_keys`].
 #[inline(always)]
 #[track_caller]
-pub(crate) unsafe fn key_flags<K: Element, const B: u32>(
+pub(crate) unsafe fn key_flags<K: Element, const B: u32, const I: usize>(
     s: Shared<K>,
     prev: K,
     next: K,
     n: u64,
     start: u64,
-) -> Flags<K> {
+) -> Flags {
+    const { assert!(I < 32, "flags are bits of a u32") };
     let tid = gpu::thread_idx() as usize;
-    let first = tid * ITEMS;
+    let first = tid * I;
     // SAFETY: inside the staged tile (its slots before and after this
     // thread's run belong to the neighbouring threads).
-    let keys = unsafe { read_items::<K, Sum, ITEMS>(s) };
-    let before = if tid == 0 { prev } else { unsafe { s.load(pad::<K>(first - 1)) } };
-    let after = if tid == B as usize - 1 { next } else { unsafe { s.load(pad::<K>(first + ITEMS)) } };
+    let keys = unsafe { read_items::<K, Sum, I>(s) };
+    let before = if tid == 0 { prev } else { unsafe { s.load(pad::<K, I>(first - 1)) } };
+    let after = if tid == B as usize - 1 { next } else { unsafe { s.load(pad::<K, I>(first + I)) } };
     let base = start + first as u64;
+    let span = Span::new::<I>(base, n);
     let (mut heads, mut tails) = (0u32, 0u32);
-    for j in 0..ITEMS {
-        let i = base + j as u64;
-        if i < n {
-            let left = if j == 0 { before } else { keys[j - 1] };
-            let right = if j + 1 == ITEMS { after } else { keys[j + 1] };
-            heads |= ((i == 0 || keys[j] != left) as u32) << j;
-            tails |= ((i + 1 == n || keys[j] != right) as u32) << j;
-        }
+    for j in 0..I {
+        let left = if j == 0 { before } else { keys[j - 1] };
+        let right = if j + 1 == I { after } else { keys[j + 1] };
+        heads |= ((keys[j] != left) as u32) << j;
+        tails |= ((keys[j] != right) as u32) << j;
     }
-    Flags { keys, heads, tails }
+    // Item 0 starts a run; item n - 1 ends one; nothing at n or beyond.
+    heads |= (base == 0) as u32;
+    if span.last {
+        tails |= 1 << (span.len - 1);
+    }
+    Flags { heads: heads & span.mask(), tails: tails & span.mask(), span }
 }
 
 /// The block's scan of the tile's pairs (`pair(j)` for this thread's item
 /// `j`) and the look-back: the [`Carry`] of everything before the tile,
-/// of everything before this thread's first item, and the tile's own total.
+/// and the tile-local [`Local`]s of everything in the tile before this
+/// thread's first item and of the whole tile.
 ///
 /// # Safety
 /// As [`exclusive_prefix`]; all threads call it once per tile.
 #[inline(always)]
 #[track_caller]
-pub(crate) unsafe fn scan_pairs<V: Value, Op: Monoid<V>, const B: u32>(
+pub(crate) unsafe fn scan_pairs<V: Value, Op: Monoid<V>, const B: u32, const I: usize>(
     status: &TileStatus<Carry<V>>,
     tile: u32,
-    pair: impl Fn(usize) -> Carry<V>,
+    pair: impl Fn(usize) -> Local<V>,
     smem: &TileSmem<V>,
 ) -> Scanned<V> {
     let mut mine = pair(0);
-    for j in 1..ITEMS {
+    for j in 1..I {
         mine = Segmented::<Op>::combine(mine, pair(j));
     }
-    let (prefix, total) = exclusive_scan::<Carry<V>, Segmented<Op>, B>(mine, smem.warps);
+    let (run, total) = exclusive_scan::<Local<V>, Segmented<Op>, B>(mine, smem.warps);
+    let wide = total.wide();
     // SAFETY: the caller's contract.
-    unsafe { publish_aggregate(status, tile, total) };
-    let before = unsafe { exclusive_prefix::<Carry<V>, Segmented<Op>, B>(status, tile, total, &smem.look) };
-    Scanned { before, run: Segmented::<Op>::combine(before, prefix), total }
+    unsafe { publish_aggregate(status, tile, wide) };
+    let before = unsafe { exclusive_prefix::<Carry<V>, Segmented<Op>, B>(status, tile, wide, &smem.look) };
+    Scanned { before, run, total }
 }
 
 /// What [`scan_pairs`] returns.
 pub(crate) struct Scanned<V: Value> {
     /// Everything before the tile.
     pub(crate) before: Carry<V>,
-    /// Everything before this thread's first item.
-    pub(crate) run: Carry<V>,
+    /// The tile's pairs before this thread's first item.
+    pub(crate) run: Local<V>,
     /// The tile's own pairs.
-    pub(crate) total: Carry<V>,
+    pub(crate) total: Local<V>,
+}
+
+impl<V: Value> Scanned<V> {
+    /// The carry into this thread's first item as a [`Local`] whose count
+    /// is the tile's starts before it and whose value includes what came
+    /// before the tile (when no start in the tile precedes the item).
+    #[inline(always)]
+    pub(crate) fn entry<Op: Monoid<V>>(&self) -> Local<V> {
+        let value = if self.run.count > 0 { self.run.value } else { Op::combine(self.before.value, self.run.value) };
+        Local { value, ..self.run }
+    }
 }
 
 /// A tile of one of the kernels driven by keys, staged and flagged: its
 /// carved shared memory, the launch's status, its index and first item,
-/// and this thread's keys with their head and tail flags.
-pub(crate) struct KeyTile<K, V: Value> {
+/// and the head and tail flags of this thread's keys.
+pub(crate) struct KeyTile<V: Value> {
     pub(crate) s: TileSmem<V>,
     pub(crate) status: TileStatus<Carry<V>>,
     pub(crate) tile: u32,
     pub(crate) start: u64,
-    pub(crate) f: Flags<K>,
+    pub(crate) f: Flags,
 }
 
 /// The opening every kernel driven by keys shares: clear the spare status
@@ -327,38 +453,41 @@ pub(crate) struct KeyTile<K, V: Value> {
 /// kernels' contracts say; all threads call it once.
 #[inline(always)]
 #[track_caller]
-pub(crate) unsafe fn open_key_tile<K: Element, V: Value, Op: Monoid<V>, OA, SB, OB, const B: u32>(
+pub(crate) unsafe fn open_key_tile<K: Element, V: Value, Op: Monoid<V>, OA, SB, OB, const B: u32, const I: usize>(
     keys: *const K,
     values: Option<*const V>,
     n: u64,
     temp: *mut u64,
     spare: *mut u64,
     spare_words: u64,
-) -> KeyTile<K, V> {
+) -> KeyTile<V> {
     // SAFETY (throughout): the caller's contract; shared accesses inside
     // the carved regions.
     unsafe { clear_words::<B>(spare, spare_words) };
-    let s = TileSmem::<V>::carve::<K, OA, SB, OB>(B);
+    let s = TileSmem::<V>::carve::<K, OA, SB, OB, I>(B);
     let sk = s.a.after::<K>(0);
     let status = TileStatus::<Carry<V>>::new(temp);
     let tile = unsafe { status.take_ticket(s.look.ticket) };
-    let start = tile as u64 * tile_len(B);
-    let (prev, next) = unsafe { stage_keys::<K, B>(keys, n, start, sk) };
+    let start = tile as u64 * tile_len(B, I);
+    let (prev, next) = unsafe { stage_keys::<K, B, I>(keys, n, start, sk) };
     if let Some(values) = values {
-        unsafe { stage_tile_unsynced::<V, Op, B, ITEMS>(values, n, start, s.b.after::<V>(0)) };
+        unsafe { stage_tile_unsynced::<V, Op, B, I>(values, n, start, s.b.after::<V>(0)) };
     }
     gpu::sync_threads();
-    let f = unsafe { key_flags::<K, B>(sk, prev, next, n, start) };
+    let f = unsafe { key_flags::<K, B, I>(sk, prev, next, n, start) };
     KeyTile { s, status, tile, start, f }
 }
 
 /// The second half of the kernels that produce one output per run
 /// ([`reduce`]): scan the tile's pairs, then at every item whose bit is
 /// set in `outs` (the last item of an output run) put `emit(j, i, run)`
-/// (its place in this thread, its index and the carry through it) at the run's slot of the tile,
-/// `run.count - before.count`, and write the tile's slots out coalesced
-/// at `before.count - 1 + slot`. The thread holding item `n - 1` writes
-/// the number of outputs, `run.count` there, to `count`.
+/// (its place in this thread, its index and the carry through it: the
+/// count is the tile's starts so far, the value the run's) at the run's
+/// slot of the tile, the tile-local count, and write the tile's slots out
+/// coalesced at `before.count - 1 + slot`, the first through `fetch` (so
+/// a slot can hold a tile position whose staged key is written). The
+/// thread holding item `n - 1` writes the number of outputs, `before.count`
+/// plus its local count there, to `count`.
 ///
 /// **Which slots a tile fills** follows from two flags and the tile's
 /// total, with no block-wide min and max: the slot of the first output
@@ -372,19 +501,21 @@ pub(crate) unsafe fn open_key_tile<K: Element, V: Value, Op: Monoid<V>, OA, SB, 
 /// a head can only end such a run after starting it.
 ///
 /// # Safety
-/// As [`scan_pairs`]; `slots` are the tile's two output regions (room
-/// for `tile_len + 1` each), free once the staged tiles are read;
-/// `out` hold `cap` elements, `count` one.
+/// As [`scan_pairs`]; `slots` are two output regions (room for
+/// `tile_len + 1` each) that no thread reads after the scan except
+/// through `fetch` (the staged values, free once read, or the positions
+/// region); `out` hold `cap` elements, `count` one.
 #[inline(always)]
 #[track_caller]
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn emit_runs<K, V: Value, Op: Monoid<V>, O1: Copy, O2: Copy, const B: u32>(
-    t: &KeyTile<K, V>,
+pub(crate) unsafe fn emit_runs<V: Value, Op: Monoid<V>, P: Copy, O1: Copy, O2: Copy, const B: u32, const I: usize>(
+    t: &KeyTile<V>,
     n: u64,
-    pair: impl Fn(usize) -> Carry<V>,
+    pair: impl Fn(usize) -> Local<V>,
     outs: u32,
-    emit: impl Fn(usize, u64, Carry<V>) -> (O1, O2),
-    slots: (Shared<O1>, Shared<O2>),
+    emit: impl Fn(usize, u64, Local<V>) -> (P, O2),
+    slots: (Shared<P>, Shared<O2>),
+    fetch: impl Fn(P) -> O1,
     out: (*mut O1, *mut O2),
     count: *mut u64,
     cap: u64,
@@ -398,43 +529,44 @@ pub(crate) unsafe fn emit_runs<K, V: Value, Op: Monoid<V>, O1: Copy, O2: Copy, c
         unsafe { s.edges.store(0, f.heads & 1) };
     }
     if tid == B - 1 {
-        unsafe { s.edges.store(1, (f.tails >> (ITEMS - 1)) & 1) };
+        unsafe { s.edges.store(1, (f.tails >> (I - 1)) & 1) };
     }
-    let Scanned { before, mut run, total } = unsafe { scan_pairs::<V, Op, B>(status, tile, &pair, s) };
-    // Every thread has read the staged tiles: their space takes the runs.
+    let scanned = unsafe { scan_pairs::<V, Op, B, I>(status, tile, &pair, s) };
+    let (before, total) = (scanned.before, scanned.total);
+    let mut run = scanned.entry::<Op>();
+    // Every thread has read its staged items: the slots are free.
     gpu::sync_threads();
-    let base = start + (tid as usize * ITEMS) as u64;
-    for j in 0..ITEMS {
-        let i = base + j as u64;
+    let base = start + (tid as usize * I) as u64;
+    for j in 0..I {
         run = Segmented::<Op>::combine(run, pair(j));
         if (outs >> j) & 1 != 0 {
-            let local = (run.count - before.count) as usize;
-            let (a, b) = emit(j, i, run);
+            let (a, b) = emit(j, base + j as u64, run);
             unsafe {
-                slots.0.store(local, a);
-                slots.1.store(local, b);
+                slots.0.store(run.count as usize, a);
+                slots.1.store(run.count as usize, b);
             }
         }
-        if i + 1 == n {
-            unsafe { global::store(count, run.count) };
-        }
+    }
+    if f.span.last {
+        // `run` has taken every item; those past n add no starts.
+        unsafe { global::store(count, before.count + run.count as u64) };
     }
     gpu::sync_threads();
-    let ends_run = start + tile_len(B) >= n || unsafe { s.edges.load(1) } != 0;
-    let lo = unsafe { s.edges.load(0) } as u64;
-    let hi = total.count + ends_run as u64;
-    let mut r = lo + tid as u64;
+    let ends_run = start + tile_len(B, I) >= n || unsafe { s.edges.load(1) } != 0;
+    let lo = unsafe { s.edges.load(0) };
+    let hi = total.count + ends_run as u32;
+    let mut r = lo + tid;
     let first = before.count.wrapping_sub(1);
     while r < hi {
-        let g = first.wrapping_add(r);
+        let g = first.wrapping_add(r as u64);
         if g < cap {
             // SAFETY: slots lo..hi were written before the barrier; g < cap.
             unsafe {
-                global::store(out.0.add(g as usize), slots.0.load(r as usize));
+                global::store(out.0.add(g as usize), fetch(slots.0.load(r as usize)));
                 global::store(out.1.add(g as usize), slots.1.load(r as usize));
             }
         }
-        r += B as u64;
+        r += B;
     }
 }
 
@@ -444,38 +576,38 @@ use reduce::{non_trivial_runs, reduce_by_key, run_length_encode};
 use scan::{scan_by_key, segmented_scan};
 
 // The block sizes must include `policy::BLOCK`; 32 threads for the tests
-// (tiles of 256 items, so a few thousand items cross many tiles).
+// (tiles of 256 to 512 items, so a few thousand items cross many tiles).
 entries! {
     reduce_by_key(keys: *const K, values: *const T, unique: *mut K, aggregates: *mut T, count: *mut u64, n: u64, cap: u64, temp: *mut u64, spare: *mut u64, spare_words: u64)
-        => reduce_by_key::<K, T, Op, {B}>;
+        => reduce_by_key::<K, T, Op, {B}, { policy::items::<K, T>() }>;
         ops [sum = Sum, min = Min, max = Max] keys [u32, u64, i32, i64] types [i32, u32, f32, i64, u64, f64] blocks [256];
     reduce_by_key(keys: *const K, values: *const T, unique: *mut K, aggregates: *mut T, count: *mut u64, n: u64, cap: u64, temp: *mut u64, spare: *mut u64, spare_words: u64)
-        => reduce_by_key::<K, T, Op, {B}>;
+        => reduce_by_key::<K, T, Op, {B}, { policy::items::<K, T>() }>;
         ops [sum = Sum] keys [u32] types [i32] blocks [32];
     scan_by_key(keys: *const K, values: *const T, output: *mut T, n: u64, init: u64, exclusive: u32, temp: *mut u64, spare: *mut u64, spare_words: u64)
-        => scan_by_key::<K, T, Op, {B}>;
+        => scan_by_key::<K, T, Op, {B}, { policy::items::<K, T>() }>;
         ops [sum = Sum, min = Min, max = Max] keys [u32, u64, i32, i64] types [i32, u32, f32, i64, u64, f64] blocks [256];
     scan_by_key(keys: *const K, values: *const T, output: *mut T, n: u64, init: u64, exclusive: u32, temp: *mut u64, spare: *mut u64, spare_words: u64)
-        => scan_by_key::<K, T, Op, {B}>;
+        => scan_by_key::<K, T, Op, {B}, { policy::items::<K, T>() }>;
         ops [sum = Sum] keys [u32] types [i32] blocks [32];
     // Run lengths are sums of ones: the operator axis names that, the key
     // axis the input type, the type axis the count type.
     run_length_encode(input: *const K, unique: *mut K, counts: *mut T, count: *mut u64, n: u64, cap: u64, temp: *mut u64, spare: *mut u64, spare_words: u64)
-        => run_length_encode::<K, T, {B}>;
+        => run_length_encode::<K, T, {B}, { policy::rle_items::<K, T>() }>;
         ops [sum = Sum] keys [i32, u32, i64, u64, f32, f64] types [u32, u64] blocks [256];
     run_length_encode(input: *const K, unique: *mut K, counts: *mut T, count: *mut u64, n: u64, cap: u64, temp: *mut u64, spare: *mut u64, spare_words: u64)
-        => run_length_encode::<K, T, {B}>;
+        => run_length_encode::<K, T, {B}, { policy::rle_items::<K, T>() }>;
         ops [sum = Sum] keys [u32] types [u32] blocks [32];
     non_trivial_runs(input: *const K, offsets: *mut T, lengths: *mut T, count: *mut u64, n: u64, cap: u64, temp: *mut u64, spare: *mut u64, spare_words: u64)
-        => non_trivial_runs::<K, T, {B}>;
+        => non_trivial_runs::<K, T, {B}, { policy::ntr_items::<K, T>() }>;
         ops [sum = Sum] keys [i32, u32, i64, u64, f32, f64] types [u32, u64] blocks [256];
     non_trivial_runs(input: *const K, offsets: *mut T, lengths: *mut T, count: *mut u64, n: u64, cap: u64, temp: *mut u64, spare: *mut u64, spare_words: u64)
-        => non_trivial_runs::<K, T, {B}>;
+        => non_trivial_runs::<K, T, {B}, { policy::ntr_items::<K, T>() }>;
         ops [sum = Sum] keys [u32] types [u32] blocks [32];
     segmented_scan(input: *const T, offsets: *const u64, segments: u64, output: *mut T, n: u64, init: u64, exclusive: u32, temp: *mut u64, spare: *mut u64, spare_words: u64)
-        => segmented_scan::<T, Op, {B}>;
+        => segmented_scan::<T, Op, {B}, { policy::segmented_items::<T>() }>;
         ops [sum = Sum, min = Min, max = Max] types [i32, u32, f32, i64, u64, f64] blocks [256];
     segmented_scan(input: *const T, offsets: *const u64, segments: u64, output: *mut T, n: u64, init: u64, exclusive: u32, temp: *mut u64, spare: *mut u64, spare_words: u64)
-        => segmented_scan::<T, Op, {B}>;
+        => segmented_scan::<T, Op, {B}, { policy::segmented_items::<T>() }>;
         ops [sum = Sum] types [i32] blocks [32];
 }

@@ -2,17 +2,64 @@
 //! encode, segmented scan): one place, read by the kernels, the `entries!`
 //! list and the host plan.
 
-/// Threads per block. Not yet measured on a GPU: the look-back scan's
-/// default (`docs/tuning/scan.md`), where 256 threads won at 2^20 and up.
+use core::mem::size_of;
+
+/// Threads per block. The look-back scan's default
+/// (`docs/tuning/scan.md`), where 256 threads won at 2^20 and up.
 pub const BLOCK: u32 = 256;
 
-/// Items per thread, for every key and value type: a thread keeps its keys
-/// and values in registers (up to 8 + 8 bytes each), so 8 items are 128
-/// bytes, as the look-back scan stages per thread. Not yet measured on a
-/// GPU; a multiple of 4, so full tiles load with 16-byte vectors.
-pub const ITEMS: usize = 8;
+/// Items per thread for a tile whose two shared regions take `a` and `b`
+/// bytes per item (the larger of what each stages and what it later
+/// holds as outputs): 16 items up to 8 bytes an item, 12 up to 12 bytes,
+/// else 8. Each is a multiple of 4 (full tiles load with 16-byte vectors)
+/// and keeps a tile of [`BLOCK`] threads, with its padding, under 48 KiB
+/// of shared memory (the kernels assert it).
+///
+/// 8 items for every type measured 0.36-0.76x CUB at 2^28 (2026-11-23):
+/// the fixed costs of a tile (the block scan, the look-back over 16-byte
+/// carries) were paid per 2048 items. See `docs/tuning/by_key.md`.
+pub const fn items_for(a: usize, b: usize) -> usize {
+    let per = a + b;
+    if per <= 8 {
+        16
+    } else if per <= 12 {
+        12
+    } else {
+        8
+    }
+}
 
-/// Elements of one tile at block size `b`.
-pub const fn tile_len(b: u32) -> u64 {
-    b as u64 * ITEMS as u64
+const fn max(a: usize, b: usize) -> usize {
+    if a > b { a } else { b }
+}
+
+/// The fewest items per thread of any by-key kernel (16 bytes an item):
+/// the host sizes temporary storage "for any operation" with it.
+pub const MIN_ITEMS: usize = 8;
+
+/// Items per thread of `reduce_by_key` and `scan_by_key` (keys `K`,
+/// values `V`).
+pub const fn items<K, V>() -> usize {
+    items_for(size_of::<K>(), size_of::<V>())
+}
+
+/// Items per thread of `run_length_encode` (keys `K`, counts `C`).
+pub const fn rle_items<K, C>() -> usize {
+    items_for(size_of::<K>(), size_of::<C>())
+}
+
+/// Items per thread of `non_trivial_runs` (keys `K`, offsets and lengths
+/// `C`; region A stages keys, then holds offsets).
+pub const fn ntr_items<K, C>() -> usize {
+    items_for(max(size_of::<K>(), size_of::<C>()), size_of::<C>())
+}
+
+/// Items per thread of `segmented_scan` (a `u32` flag and a value `V`).
+pub const fn segmented_items<V>() -> usize {
+    items_for(4, size_of::<V>())
+}
+
+/// Elements of one tile at block size `b` and `items` per thread.
+pub const fn tile_len(b: u32, items: usize) -> u64 {
+    b as u64 * items as u64
 }

@@ -2,35 +2,38 @@
 //! key changes) and by offsets (CSR segment starts). See the
 //! [module docs](super) for the scan they share.
 
-use super::policy::{ITEMS, tile_len};
-use super::{Carry, KeyTile, Segmented, TileSmem, Value, open_key_tile, pad, scan_pairs};
+use super::policy::tile_len;
+use super::{Carry, KeyTile, Local, Span, TileSmem, Value, open_key_tile, pad, scan_pairs};
 use crate::block::tile::{read_items, stage_tile_unsynced, store_tile};
 use crate::gpu::{self, global};
 use crate::ops::{Element, Monoid, Sum};
 use crate::single_pass::{TileStatus, clear_words, from_words};
 use crate::warp;
 
-/// This thread's outputs from the carry before its first item: inclusive
-/// `v`, or exclusive `init` at a segment start and `init . v` (the values
+/// This thread's outputs from the value carried into its first item
+/// (`entry`: everything since the last start before it): inclusive `v`,
+/// or exclusive `init` at a segment start and `init . v` (the values
 /// since the start, before the item) elsewhere.
 #[inline(always)]
-fn finish<V: Value, Op: Monoid<V>>(
-    mut run: Carry<V>,
+fn finish<V: Value, Op: Monoid<V>, const I: usize>(
+    entry: V,
     heads: u32,
-    vals: &[V; ITEMS],
+    vals: &[V; I],
     init: V,
     exclusive: bool,
-) -> [V; ITEMS] {
+) -> [V; I] {
     let mut out = *vals;
-    for j in 0..ITEMS {
-        let before = run;
-        run = Segmented::<Op>::combine(run, Carry::new((heads >> j) & 1, vals[j]));
+    let mut acc = entry;
+    for j in 0..I {
+        let head = (heads >> j) & 1 != 0;
+        let before = acc;
+        acc = if head { vals[j] } else { Op::combine(acc, vals[j]) };
         out[j] = if !exclusive {
-            run.value
-        } else if (heads >> j) & 1 != 0 {
+            acc
+        } else if head {
             init
         } else {
-            Op::combine(init, before.value)
+            Op::combine(init, before)
         };
     }
     out
@@ -53,8 +56,8 @@ fn finish<V: Value, Op: Monoid<V>>(
 /// # Safety
 /// `keys`, `values` and `output` hold `n` elements (`output` may be
 /// `values`); status as [`super::reduce::reduce_by_key`]. Shared memory:
-/// [`smem_bytes`](super::smem_bytes)`::<K, K, V, V>(B)`.
-pub unsafe fn scan_by_key<K: Element, V: Value, Op: Monoid<V>, const B: u32>(
+/// [`smem_bytes`](super::smem_bytes)`::<K, K, V, V>(B, I)`, `I` from [`items`](super::policy::items).
+pub unsafe fn scan_by_key<K: Element, V: Value, Op: Monoid<V>, const B: u32, const I: usize>(
     keys: *const K,
     values: *const V,
     output: *mut V,
@@ -68,15 +71,15 @@ pub unsafe fn scan_by_key<K: Element, V: Value, Op: Monoid<V>, const B: u32>(
     // SAFETY (throughout): the caller's contract; shared accesses inside
     // the carved regions.
     let KeyTile { s, status, tile, start, f } =
-        unsafe { open_key_tile::<K, V, Op, K, V, V, B>(keys, Some(values), n, temp, spare, spare_words) };
+        unsafe { open_key_tile::<K, V, Op, K, V, V, B, I>(keys, Some(values), n, temp, spare, spare_words) };
     let sv = s.b.after::<V>(0);
-    let vals = unsafe { read_items::<V, Op, ITEMS>(sv) };
-    let pair = |j: usize| Carry::new((f.heads >> j) & 1, vals[j]);
-    let run = unsafe { scan_pairs::<V, Op, B>(&status, tile, pair, &s) }.run;
-    let out = finish::<V, Op>(run, f.heads, &vals, from_words([init, 0]), exclusive != 0);
+    let vals = unsafe { read_items::<V, Op, I>(sv) };
+    let pair = |j: usize| Local::new((f.heads >> j) & 1, vals[j]);
+    let entry = unsafe { scan_pairs::<V, Op, B, I>(&status, tile, pair, &s) }.entry::<Op>().value;
+    let out = finish::<V, Op, I>(entry, f.heads, &vals, from_words([init, 0]), exclusive != 0);
     // Each thread rewrites only its own staged items; `store_tile` puts a
     // barrier before the striped stores.
-    unsafe { store_tile::<V, B, ITEMS>(output, n, start, sv, &out) };
+    unsafe { store_tile::<V, B, I>(output, n, start, sv, &out) };
 }
 
 /// The first index `j` in `0..m` with `offsets[j] >= key` (or `m`), by one
@@ -127,8 +130,9 @@ unsafe fn lower_bound_warp(offsets: *const u64, m: u64, key: u64) -> u64 {
 /// # Safety
 /// `input` and `output` hold `n` elements (`output` may be `input`),
 /// `offsets` `segments`; status as [`super::reduce::reduce_by_key`]. Shared
-/// memory: [`smem_bytes`](super::smem_bytes)`::<u32, u32, V, V>(B)`.
-pub unsafe fn segmented_scan<V: Value, Op: Monoid<V>, const B: u32>(
+/// memory: [`smem_bytes`](super::smem_bytes)`::<u32, u32, V, V>(B, I)`, `I` from
+/// [`segmented_items`](super::policy::segmented_items).
+pub unsafe fn segmented_scan<V: Value, Op: Monoid<V>, const B: u32, const I: usize>(
     input: *const V,
     offsets: *const u64,
     segments: u64,
@@ -143,15 +147,15 @@ pub unsafe fn segmented_scan<V: Value, Op: Monoid<V>, const B: u32>(
     // SAFETY (throughout): the caller's contract; shared accesses inside
     // the carved regions; flags at positions below the tile length.
     unsafe { clear_words::<B>(spare, spare_words) };
-    let s = TileSmem::<V>::carve::<u32, u32, V, V>(B);
+    let s = TileSmem::<V>::carve::<u32, u32, V, V, I>(B);
     let (flags, sv) = (s.a.after::<u32>(0), s.b.after::<V>(0));
     let status = TileStatus::<Carry<V>>::new(temp);
     let tile = unsafe { status.take_ticket(s.look.ticket) };
-    let start = tile as u64 * tile_len(B);
-    unsafe { stage_tile_unsynced::<V, Op, B, ITEMS>(input, n, start, sv) };
-    let first = gpu::thread_idx() as usize * ITEMS;
-    for j in 0..ITEMS {
-        unsafe { flags.store(pad::<u32>(first + j), 0) };
+    let start = tile as u64 * tile_len(B, I);
+    unsafe { stage_tile_unsynced::<V, Op, B, I>(input, n, start, sv) };
+    let first = gpu::thread_idx() as usize * I;
+    for j in 0..I {
+        unsafe { flags.store(pad::<u32, I>(first + j), 0) };
     }
     if gpu::warp_idx() == 0 {
         let j0 = if start == 0 { 0 } else { unsafe { lower_bound_warp(offsets, segments, start) } };
@@ -160,7 +164,7 @@ pub unsafe fn segmented_scan<V: Value, Op: Monoid<V>, const B: u32>(
         }
     }
     gpu::sync_threads();
-    let end = Ord::min(start + tile_len(B), n);
+    let end = Ord::min(start + tile_len(B, I), n);
     let mut j = unsafe { s.word.load(0) } + gpu::thread_idx() as u64;
     while j < segments {
         let o = unsafe { global::load(offsets.add(j as usize)) };
@@ -168,21 +172,20 @@ pub unsafe fn segmented_scan<V: Value, Op: Monoid<V>, const B: u32>(
             break;
         }
         if o >= start && (j == 0 || unsafe { global::load(offsets.add(j as usize - 1)) } != o) {
-            unsafe { flags.store(pad::<u32>((o - start) as usize), 1) };
+            unsafe { flags.store(pad::<u32, I>((o - start) as usize), 1) };
         }
         j += B as u64;
     }
     gpu::sync_threads();
     let base = start + first as u64;
-    let mut heads = 0u32;
-    for j in 0..ITEMS {
-        let i = base + j as u64;
-        let flagged = unsafe { flags.load(pad::<u32>(first + j)) } != 0;
-        heads |= ((i < n && (i == 0 || flagged)) as u32) << j;
+    let mut heads = (base == 0) as u32;
+    for j in 0..I {
+        heads |= ((unsafe { flags.load(pad::<u32, I>(first + j)) } != 0) as u32) << j;
     }
-    let vals = unsafe { read_items::<V, Op, ITEMS>(sv) };
-    let pair = |j: usize| Carry::new((heads >> j) & 1, vals[j]);
-    let run = unsafe { scan_pairs::<V, Op, B>(&status, tile, pair, &s) }.run;
-    let out = finish::<V, Op>(run, heads, &vals, from_words([init, 0]), exclusive != 0);
-    unsafe { store_tile::<V, B, ITEMS>(output, n, start, sv, &out) };
+    heads &= Span::new::<I>(base, n).mask();
+    let vals = unsafe { read_items::<V, Op, I>(sv) };
+    let pair = |j: usize| Local::new((heads >> j) & 1, vals[j]);
+    let entry = unsafe { scan_pairs::<V, Op, B, I>(&status, tile, pair, &s) }.entry::<Op>().value;
+    let out = finish::<V, Op, I>(entry, heads, &vals, from_words([init, 0]), exclusive != 0);
+    unsafe { store_tile::<V, B, I>(output, n, start, sv, &out) };
 }

@@ -276,10 +276,15 @@ fn block_seg_scan<R: Reduction, const B: u32>(
 /// for whole tiles); while they are in flight two warps find the tile's
 /// range of boundaries with a 32-way search of the offsets and each
 /// thread then finds its first boundary by binary search inside it (L1).
-/// Threads that meet no boundary (inside a long segment) reduce their
-/// items straight and skip pass 3, so long segments cost what a plain
-/// reduction does; a tiny segment costs one compare per element and a
-/// write.
+/// Each thread turns the boundaries among its positions into bits
+/// (`boundary_bits`: one read per boundary) and both passes are then
+/// straight, unrolled loops over its items that restart at a set bit;
+/// threads without a boundary (inside a long segment) skip pass 3, so
+/// long segments cost what a plain reduction does. Only a thread with
+/// two boundaries at one position (empty segments) walks its boundaries
+/// one by one. The walk for every thread measured 107 instructions per
+/// element for segments of 512 on the H200 (ncu), where a warp walked
+/// its loop whenever one of its threads met a boundary.
 ///
 /// **Offsets are checked** in the same pass: each tile checks the pairs
 /// `offsets[k] <= offsets[k+1]` for the `k` of its own range (the ranges
@@ -366,20 +371,27 @@ pub unsafe fn segmented_reduce<R: SegmentedReduction, const B: u32, const ITEMS:
     let local0 = tid as usize * ITEMS;
     let p0 = a + local0 as u64;
     let k0 = unsafe { b.lower_bound(klo, if khi > klo { khi } else { klo }, p0) };
-    // Pass 1. Without a boundary among its positions a thread reduces its
-    // items straight.
-    let first = unsafe { b.next(k0) };
-    let (reset, tail) = if first >= p0 + ITEMS as u64 {
-        let mut run = R::identity();
-        for j in 0..ITEMS {
-            let p = p0 + j as u64;
-            if p < n {
-                run = R::combine(run, unsafe { item::<R, ITEMS>(tile_s, local0 + j, p) });
+    // The thread's boundaries as bits of its positions, when they are
+    // distinct (no empty segment among them) and in order: then both
+    // passes are straight, unrolled loops over the items. Otherwise the
+    // thread walks the boundaries one by one ([`walk`]).
+    let bits = unsafe { boundary_bits::<ITEMS>(&b, k0, p0) };
+    let valid = if p0 >= n { 0 } else { low_bits(Ord::min(n - p0, ITEMS as u64) as u32) };
+    // Pass 1.
+    let (reset, tail) = match bits {
+        Some(mask) => {
+            let mut run = R::identity();
+            for j in 0..ITEMS {
+                if (mask >> j) & 1 != 0 {
+                    run = R::identity();
+                }
+                if (valid >> j) & 1 != 0 {
+                    run = R::combine(run, unsafe { item::<R, ITEMS>(tile_s, local0 + j, p0 + j as u64) });
+                }
             }
+            (mask != 0, run)
         }
-        (false, run)
-    } else {
-        unsafe { walk::<R, ITEMS, false>(&b, tile_s, local0, p0, k0, R::identity(), out) }
+        None => unsafe { walk::<R, ITEMS, false>(&b, tile_s, local0, p0, k0, R::identity(), out) },
     };
     let (ex_reset, ex_value, tile_reset, tile_value) = block_seg_scan::<R, B>(reset, tail, vslots, fslots);
     // The carry into the tile: the combine since the last boundary before it.
@@ -399,6 +411,66 @@ pub unsafe fn segmented_reduce<R: SegmentedReduction, const B: u32, const ITEMS:
     // Pass 3: only threads that met a boundary write anything.
     if reset {
         let start = if ex_reset { ex_value } else { R::combine(carry, ex_value) };
-        unsafe { walk::<R, ITEMS, true>(&b, tile_s, local0, p0, k0, start, out) };
+        match bits {
+            Some(mask) => {
+                // Boundary k at bit j ends segment k - 1 there.
+                let (mut run, mut k) = (start, k0);
+                for j in 0..ITEMS {
+                    if (mask >> j) & 1 != 0 {
+                        if k >= 1 {
+                            let first = if R::NEEDS_START { unsafe { b.at(k - 1) } } else { 0 };
+                            unsafe { global::store(out.add((k - 1) as usize), R::out(run, first, false)) };
+                        }
+                        k += 1;
+                        run = R::identity();
+                    }
+                    if (valid >> j) & 1 != 0 {
+                        run = R::combine(run, unsafe { item::<R, ITEMS>(tile_s, local0 + j, p0 + j as u64) });
+                    }
+                }
+            }
+            None => {
+                unsafe { walk::<R, ITEMS, true>(&b, tile_s, local0, p0, k0, start, out) };
+            }
+        }
     }
+}
+
+/// The low `k` bits set (`k <= 32`).
+#[inline(always)]
+fn low_bits(k: u32) -> u32 {
+    if k >= 32 { u32::MAX } else { (1u32 << k) - 1 }
+}
+
+/// The boundaries `k0, k0 + 1, ...` that fall in this thread's positions
+/// `p0..p0 + ITEMS`, as bit `at(k) - p0` each; `None` when two fall on
+/// one position (an empty segment) or one lies before `p0` (offsets not
+/// sorted), which [`walk`] handles.
+///
+/// # Safety
+/// `k0 <= segments + 1`.
+#[inline(always)]
+#[track_caller]
+unsafe fn boundary_bits<const ITEMS: usize>(b: &Bounds, k0: u64, p0: u64) -> Option<u32> {
+    const { assert!(ITEMS <= 32, "boundary bits are a u32") };
+    let end = p0 + ITEMS as u64;
+    let mut mask = 0u32;
+    let mut k = k0;
+    while k <= b.segments {
+        // SAFETY: k <= segments.
+        let at = unsafe { b.at(k) };
+        if at >= end {
+            break;
+        }
+        if at < p0 {
+            return None;
+        }
+        let bit = 1u32 << (at - p0);
+        if mask & bit != 0 {
+            return None;
+        }
+        mask |= bit;
+        k += 1;
+    }
+    Some(mask)
 }
