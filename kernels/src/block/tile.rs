@@ -42,6 +42,13 @@ fn pad<T, const ITEMS: usize>(i: usize) -> usize {
     i + i / pad_every::<T>(ITEMS)
 }
 
+/// The mask of a thread's first `k` items (bit `j` for item `j`; `k <=
+/// 32`): the items below the input's end, where per-item flags are bits.
+#[inline(always)]
+pub fn first_items(k: u32) -> u32 {
+    if k >= 32 { u32::MAX } else { (1u32 << k) - 1 }
+}
+
 /// Shared-memory elements of a tile of `b x items`, with padding.
 pub const fn tile_slots<T>(b: u32, items: usize) -> usize {
     let t = b as usize * items;

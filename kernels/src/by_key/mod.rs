@@ -40,7 +40,7 @@
 //! 2^32 items); the block scans the thread totals
 //! ([`crate::block::scan::exclusive_scan`]); thread 0 publishes the tile's
 //! aggregate, widened to a [`Carry`], and the block looks back for the
-//! tiles before it ([`crate::single_pass::exclusive_prefix`]).
+//! tiles before it ([`crate::single_pass::exclusive_prefix_by_warp`]).
 //!
 //! **Outputs** are written coalesced: the scans put their results back in
 //! the staged tile and store it striped; the run-producing kernels put each
@@ -60,16 +60,16 @@ pub mod scan;
 
 use crate::block::WARP_SLOTS;
 use crate::block::scan::exclusive_scan;
-use crate::block::tile::{pad_every, read_items, stage_tile_unsynced, tile_slots};
+use crate::block::tile::{first_items, pad_every, read_items, stage_tile_unsynced, tile_slots};
 use crate::gpu::warp::Shuffle;
 use crate::gpu::{self, Shared, global};
 use crate::ops::{Element, Monoid, Sum};
 use crate::single_pass::{
-    LookBackSmem, TileStatus, clear_words, exclusive_prefix, look_back_smem_bytes, publish_aggregate,
+    LookBackSmem, TileStatus, clear_words, exclusive_prefix_by_warp, look_back_smem_bytes, publish_aggregate,
 };
 use core::marker::PhantomData;
 use core::mem::size_of;
-use policy::tile_len;
+use policy::{max, tile_len};
 
 /// Value types of the by-key primitives: the numbers of 4 and 8 bytes,
 /// each with the padding that makes its [`Carry`] exactly 16 bytes and
@@ -134,14 +134,6 @@ impl<V: Value> Carry<V> {
         const { assert!(size_of::<Carry<V>>() == 16) };
         Carry { count: flag as u64, value, pad: V::Pad::default() }
     }
-
-    /// This carry followed by the tile-local `l`: the value is `l`'s when
-    /// `l` starts a segment, else this carry's value combined with it.
-    #[inline(always)]
-    pub fn then<Op: Monoid<V>>(self, l: Local<V>) -> Self {
-        let value = if l.count > 0 { l.value } else { Op::combine(self.value, l.value) };
-        Carry { count: self.count.wrapping_add(l.count as u64), value, pad: V::Pad::default() }
-    }
 }
 
 /// The same pair inside one tile, where a 32-bit count suffices: 8 bytes
@@ -184,6 +176,13 @@ unsafe impl<V: Value> Shuffle for Local<V> {}
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Segmented<Op>(PhantomData<Op>);
 
+/// The value half of [`Segmented`]: `b` alone when `b`'s part starts a
+/// segment, else `a . b`.
+#[inline(always)]
+fn segmented_value<V: Value, Op: Monoid<V>>(a: V, b: V, b_starts: bool) -> V {
+    if b_starts { b } else { Op::combine(a, b) }
+}
+
 impl<V: Value, Op: Monoid<V>> Monoid<Carry<V>> for Segmented<Op> {
     #[inline(always)]
     fn identity() -> Carry<V> {
@@ -191,7 +190,7 @@ impl<V: Value, Op: Monoid<V>> Monoid<Carry<V>> for Segmented<Op> {
     }
     #[inline(always)]
     fn combine(a: Carry<V>, b: Carry<V>) -> Carry<V> {
-        let value = if b.count > 0 { b.value } else { Op::combine(a.value, b.value) };
+        let value = segmented_value::<V, Op>(a.value, b.value, b.count > 0);
         Carry { count: a.count.wrapping_add(b.count), value, pad: b.pad }
     }
 }
@@ -203,17 +202,13 @@ impl<V: Value, Op: Monoid<V>> Monoid<Local<V>> for Segmented<Op> {
     }
     #[inline(always)]
     fn combine(a: Local<V>, b: Local<V>) -> Local<V> {
-        let value = if b.count > 0 { b.value } else { Op::combine(a.value, b.value) };
+        let value = segmented_value::<V, Op>(a.value, b.value, b.count > 0);
         Local { count: a.count.wrapping_add(b.count), pad: b.pad, value }
     }
 }
 
 const fn round16(b: usize) -> usize {
     b.div_ceil(16) * 16
-}
-
-const fn max(a: usize, b: usize) -> usize {
-    if a > b { a } else { b }
 }
 
 /// Bytes of a shared region that first holds a staged tile of `S` and
@@ -331,7 +326,7 @@ impl Span {
     /// Bit `j` set for this thread's items `j` below `n`.
     #[inline(always)]
     pub(crate) fn mask(self) -> u32 {
-        if self.len >= 32 { u32::MAX } else { (1u32 << self.len) - 1 }
+        first_items(self.len)
     }
 }
 
@@ -389,7 +384,7 @@ pub(crate) unsafe fn key_flags<K: Element, const B: u32, const I: usize>(
 /// thread's first item and of the whole tile.
 ///
 /// # Safety
-/// As [`exclusive_prefix`]; all threads call it once per tile.
+/// As [`exclusive_prefix_by_warp`]; all threads call it once per tile.
 #[inline(always)]
 #[track_caller]
 pub(crate) unsafe fn scan_pairs<V: Value, Op: Monoid<V>, const B: u32, const I: usize>(
@@ -406,7 +401,7 @@ pub(crate) unsafe fn scan_pairs<V: Value, Op: Monoid<V>, const B: u32, const I: 
     let wide = total.wide();
     // SAFETY: the caller's contract.
     unsafe { publish_aggregate(status, tile, wide) };
-    let before = unsafe { exclusive_prefix::<Carry<V>, Segmented<Op>, B>(status, tile, wide, &smem.look) };
+    let before = unsafe { exclusive_prefix_by_warp::<Carry<V>, Segmented<Op>>(status, tile, wide, &smem.look) };
     Scanned { before, run, total }
 }
 
@@ -426,7 +421,7 @@ impl<V: Value> Scanned<V> {
     /// before the tile (when no start in the tile precedes the item).
     #[inline(always)]
     pub(crate) fn entry<Op: Monoid<V>>(&self) -> Local<V> {
-        let value = if self.run.count > 0 { self.run.value } else { Op::combine(self.before.value, self.run.value) };
+        let value = segmented_value::<V, Op>(self.before.value, self.run.value, self.run.count > 0);
         Local { value, ..self.run }
     }
 }
@@ -537,7 +532,9 @@ pub(crate) unsafe fn emit_runs<V: Value, Op: Monoid<V>, P: Copy, O1: Copy, O2: C
     // Every thread has read its staged items: the slots are free.
     gpu::sync_threads();
     let base = start + (tid as usize * I) as u64;
-    for j in 0..I {
+    // Written out: rolled, this loop put `reduce_by_key`'s values (u32
+    // keys, 16 items) in a 64-byte stack frame.
+    unrolled!(I, |j| {
         run = Segmented::<Op>::combine(run, pair(j));
         if (outs >> j) & 1 != 0 {
             let (a, b) = emit(j, base + j as u64, run);
@@ -546,7 +543,7 @@ pub(crate) unsafe fn emit_runs<V: Value, Op: Monoid<V>, P: Copy, O1: Copy, O2: C
                 slots.1.store(run.count as usize, b);
             }
         }
-    }
+    });
     if f.span.last {
         // `run` has taken every item; those past n add no starts.
         unsafe { global::store(count, before.count + run.count as u64) };

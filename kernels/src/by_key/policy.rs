@@ -29,7 +29,7 @@ pub const fn items_for(a: usize, b: usize) -> usize {
     }
 }
 
-const fn max(a: usize, b: usize) -> usize {
+pub(crate) const fn max(a: usize, b: usize) -> usize {
     if a > b { a } else { b }
 }
 

@@ -27,7 +27,7 @@ fn finish<V: Value, Op: Monoid<V>, const I: usize>(
     for j in 0..I {
         let head = (heads >> j) & 1 != 0;
         let before = acc;
-        acc = if head { vals[j] } else { Op::combine(acc, vals[j]) };
+        acc = super::segmented_value::<V, Op>(acc, vals[j], head);
         out[j] = if !exclusive {
             acc
         } else if head {

@@ -2,7 +2,7 @@
 //! the segments.
 
 use super::{SegmentedReduction, policy};
-use crate::block::tile::{pad_every, stage_tile_unsynced};
+use crate::block::tile::{first_items, pad_every, stage_tile_unsynced};
 use crate::gpu::{self, Shared, WARP_SIZE, atomic, global, warp as gpu_warp};
 use crate::ops::{Element, Monoid, Sum};
 use crate::reduce::finish::Accumulators;
@@ -376,7 +376,7 @@ pub unsafe fn segmented_reduce<R: SegmentedReduction, const B: u32, const ITEMS:
     // passes are straight, unrolled loops over the items. Otherwise the
     // thread walks the boundaries one by one ([`walk`]).
     let bits = unsafe { boundary_bits::<ITEMS>(&b, k0, p0) };
-    let valid = if p0 >= n { 0 } else { low_bits(Ord::min(n - p0, ITEMS as u64) as u32) };
+    let valid = if p0 >= n { 0 } else { first_items(Ord::min(n - p0, ITEMS as u64) as u32) };
     // Pass 1.
     let (reset, tail) = match bits {
         Some(mask) => {
@@ -434,12 +434,6 @@ pub unsafe fn segmented_reduce<R: SegmentedReduction, const B: u32, const ITEMS:
             }
         }
     }
-}
-
-/// The low `k` bits set (`k <= 32`).
-#[inline(always)]
-fn low_bits(k: u32) -> u32 {
-    if k >= 32 { u32::MAX } else { (1u32 << k) - 1 }
 }
 
 /// The boundaries `k0, k0 + 1, ...` that fall in this thread's positions

@@ -50,7 +50,7 @@ pub mod policy;
 
 use crate::block::WARP_SLOTS;
 use crate::block::scan::exclusive_scan;
-use crate::block::tile::{pad_every, read_items, stage_tile_unsynced, tile_slots};
+use crate::block::tile::{first_items, pad_every, read_items, stage_tile_unsynced, tile_slots};
 use crate::gpu::{self, Shared, global};
 use crate::ops::{Element, Item, Monoid, Sum};
 use crate::single_pass::{
@@ -459,7 +459,7 @@ pub unsafe fn select_tiles<T: Element, V: Copy, C: Classify<T>, L: Layout, const
 
     let first = tid * ITEMS as u32;
     let valid = if first >= m { 0 } else { Ord::min(m - first, ITEMS as u32) };
-    let keep = if valid >= 32 { u32::MAX } else { (1u32 << valid) - 1 };
+    let keep = first_items(valid);
     let (c1, c2) = unsafe { classify.classify::<ITEMS>(smem.tile, start, valid) };
     let c1 = c1 & keep;
     let c2 = if L::WAYS == 2 { c2 & keep & !c1 } else { 0 };
@@ -468,66 +468,90 @@ pub unsafe fn select_tiles<T: Element, V: Copy, C: Classify<T>, L: Layout, const
     unsafe { publish_aggregate(&status, tile, aggregate) };
     let prefix = unsafe { exclusive_prefix::<L::Agg, L::AggOp, B>(&status, tile, aggregate, &smem.look) };
 
-    // Each item's slot in the tile's compacted order.
+    // Each item's slot in the tile's compacted order. Selection places
+    // only its chosen items, by a loop over their mask bits, so the work
+    // follows the items kept (none at 0% selected); the layouts that keep
+    // every item place them all in one branch-free pass.
     let (s1, s2) = (total & 0xFFFF, total >> 16);
-    let (mut p1, mut p2) = (before_me & 0xFFFF, before_me >> 16);
-    // Items of neither class before this thread's first (all valid).
-    let mut p3 = Ord::min(first, m) - p1 - p2;
-    for j in 0..ITEMS {
-        if (j as u32) < valid {
-            let bit = 1u32 << j;
-            let at = if c1 & bit != 0 {
-                p1 += 1;
-                Some(p1 - 1)
-            } else if c2 & bit != 0 {
-                p2 += 1;
-                Some(s1 + p2 - 1)
+    let (p1, p2) = (before_me & 0xFFFF, before_me >> 16);
+    if L::REST == Rest::Drop {
+        unsafe { place_bits(smem.idx, c1, p1, first) };
+        if L::WAYS == 2 {
+            unsafe { place_bits(smem.idx, c2, s1 + p2, first) };
+        }
+    } else {
+        // Items of neither class before this thread's first (all valid).
+        let p3 = Ord::min(first, m) - p1 - p2;
+        let (mut q1, mut q2, mut q3) = (p1, s1 + p2, p3);
+        for j in 0..ITEMS {
+            let (in1, in2) = ((c1 >> j) & 1, (c2 >> j) & 1);
+            let at = if in1 != 0 {
+                q1
+            } else if in2 != 0 {
+                q2
+            } else if L::REST == Rest::Reversed {
+                // Past `valid` (not stored) this may wrap.
+                m.wrapping_sub(1).wrapping_sub(q3)
             } else {
-                p3 += 1;
-                match L::REST {
-                    Rest::Drop => None,
-                    Rest::Reversed => Some(m - p3),
-                    Rest::Own => Some(s1 + s2 + p3 - 1),
-                }
+                s1 + s2 + q3
             };
-            if let Some(at) = at {
+            if (j as u32) < valid {
                 unsafe { smem.idx.store(at as usize, (first + j as u32) as u16) };
             }
+            q1 += in1;
+            q2 += in2;
+            q3 += 1 - in1 - in2;
         }
     }
     gpu::sync_threads();
 
-    // Slot i to its output: contiguous runs, striped over the block.
+    // Slot i to its output: contiguous runs, striped over the block, for
+    // as many rounds as the tile has slots to write.
     let (b1, b2) = L::split(prefix);
     let b3 = start - b1 - b2;
     let limit = if L::REST == Rest::Drop { s1 + s2 } else { m };
-    for k in 0..ITEMS {
-        let i = k as u32 * B + tid;
-        if i < limit {
-            let src = unsafe { smem.idx.load(i as usize) } as u32;
-            let v = unsafe { smem.tile.load(slot::<T, ITEMS>(src as usize)) };
-            let (p, at) = if i < s1 {
-                (out.first, b1 + i as u64)
-            } else if i < s1 + s2 {
-                (out.second, b2 + (i - s1) as u64)
-            } else if L::REST == Rest::Reversed {
-                // Rejected rank b3 + (m - 1 - i) goes to n - 1 - rank.
-                (out.first, n - b3 - m as u64 + i as u64)
-            } else {
-                (out.rest, b3 + (i - s1 - s2) as u64)
-            };
-            unsafe { global::store(p.add(at as usize), v) };
-            if size_of::<V>() != 0 {
-                let value = unsafe { global::load(out.values.add((start + src as u64) as usize)) };
-                unsafe { global::store(out.values_out.add(at as usize), value) };
-            }
+    let mut i = tid;
+    while i < limit {
+        let src = unsafe { smem.idx.load(i as usize) } as u32;
+        let v = unsafe { smem.tile.load(slot::<T, ITEMS>(src as usize)) };
+        let (p, at) = if i < s1 {
+            (out.first, b1 + i as u64)
+        } else if i < s1 + s2 {
+            (out.second, b2 + (i - s1) as u64)
+        } else if L::REST == Rest::Reversed {
+            // Rejected rank b3 + (m - 1 - i) goes to n - 1 - rank.
+            (out.first, n - b3 - m as u64 + i as u64)
+        } else {
+            (out.rest, b3 + (i - s1 - s2) as u64)
+        };
+        unsafe { global::store(p.add(at as usize), v) };
+        if size_of::<V>() != 0 {
+            let value = unsafe { global::load(out.values.add((start + src as u64) as usize)) };
+            unsafe { global::store(out.values_out.add(at as usize), value) };
         }
+        i += B;
     }
     if tid == 0 && tile == gpu::grid_dim() - 1 {
         unsafe { global::store(count, b1 + s1 as u64) };
         if L::WAYS == 2 {
             unsafe { global::store(count.add(1), b2 + s2 as u64) };
         }
+    }
+}
+
+/// Writes the tile positions `first + j` of the set bits `j` of `bits`,
+/// lowest first, to the slots from `at` on.
+///
+/// # Safety
+/// `idx` holds slots `at..at + bits.count_ones()`.
+#[inline(always)]
+unsafe fn place_bits(idx: Shared<u16>, mut bits: u32, mut at: u32, first: u32) {
+    while bits != 0 {
+        let j = bits.trailing_zeros();
+        bits &= bits - 1;
+        // SAFETY: the caller's contract; `at` stays below its end.
+        unsafe { idx.store(at as usize, (first + j) as u16) };
+        at += 1;
     }
 }
 

@@ -69,6 +69,65 @@ pub unsafe fn exclusive_prefix<T: Item, Op: Monoid<T>, const B: u32>(
     before
 }
 
+/// [`exclusive_prefix`] with the look-back done by warp 0 alone, 32
+/// predecessors a round, while the other warps wait at one barrier; the
+/// result reaches them through `smem.prefix`.
+///
+/// The block-wide [`look_back`] reads a window of `B` tiles with every
+/// thread and scans it with every warp, which hides the latency of a slow
+/// predecessor best and suits the scan's cheap 8-byte carries. For wide
+/// carries (the by-key kernels' 16-byte pairs, 32 bytes of status a
+/// tile) that window costs every warp a status decode and a warp scan of
+/// pairs per tile; here one warp pays it.
+///
+/// # Safety
+/// As [`exclusive_prefix`].
+#[inline(always)]
+#[track_caller]
+pub unsafe fn exclusive_prefix_by_warp<T: Item, Op: Monoid<T>>(
+    status: &TileStatus<T>,
+    tile: u32,
+    aggregate: T,
+    smem: &super::LookBackSmem<T>,
+) -> T {
+    if tile == 0 {
+        return Op::identity();
+    }
+    if gpu::warp_idx() == 0 {
+        let lane = gpu::lane();
+        let mut carried = Op::identity();
+        // The nearest predecessor this round covers (lane 31's tile).
+        let mut top = tile as i64 - 1;
+        loop {
+            let mine = top - (WARP_SIZE - 1 - lane) as i64;
+            // Tiles before 0 count as an identity PREFIX (see look_back).
+            // SAFETY (status): 0 <= mine < tile, whose block runs or is done.
+            let (flag, value) = if mine >= 0 { unsafe { status.wait(mine as u32) } } else { (PREFIX, Op::identity()) };
+            // The highest lane holding a PREFIX, or -1: the window from it
+            // on, in order, is what this round adds.
+            let stop = warp::max_i32(if flag == PREFIX { lane as i32 } else { -1 });
+            let part = if lane as i32 >= stop { value } else { Op::identity() };
+            let window = gpu_warp::shfl_idx(warp::inclusive_scan::<T, Op>(part), WARP_SIZE - 1);
+            carried = Op::combine(window, carried);
+            if stop >= 0 {
+                break;
+            }
+            top -= WARP_SIZE as i64;
+        }
+        if lane == 0 {
+            // SAFETY: one slot, read by the block after the barrier below;
+            // each (tile, PREFIX) published once.
+            unsafe {
+                smem.prefix.store(0, carried);
+                status.publish(tile, PREFIX, Op::combine(carried, aggregate), Some(aggregate));
+            }
+        }
+    }
+    gpu::sync_threads();
+    // SAFETY: written before the barrier above.
+    unsafe { smem.prefix.load(0) }
+}
+
 /// The combine of every tile before `tile` (its exclusive prefix), by all
 /// `B` threads of the block, `B` predecessors per round; every thread
 /// returns it. `slots`, `flags` and `near` hold two sets of 32 (one per

@@ -22,7 +22,7 @@
 pub mod look_back;
 pub mod status;
 
-pub use look_back::{exclusive_prefix, look_back, publish_aggregate};
+pub use look_back::{exclusive_prefix, exclusive_prefix_by_warp, look_back, publish_aggregate};
 pub use status::{AGGREGATE, INVALID, PREFIX, TileStatus, clear_words, from_words, status_bytes, to_words};
 
 use crate::gpu::Shared;
