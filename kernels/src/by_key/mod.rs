@@ -482,7 +482,8 @@ pub(crate) unsafe fn open_key_tile<K: Element, V: Value, Op: Monoid<V>, OA, SB, 
 /// coalesced at `before.count - 1 + slot`, the first through `fetch` (so
 /// a slot can hold a tile position whose staged key is written). The
 /// thread holding item `n - 1` writes the number of outputs, `before.count`
-/// plus its local count there, to `count`.
+/// plus its local count there, to `count`. `UNROLL` writes the per-item
+/// loop out (for a `pair` that indexes an array).
 ///
 /// **Which slots a tile fills** follows from two flags and the tile's
 /// total, with no block-wide min and max: the slot of the first output
@@ -503,7 +504,16 @@ pub(crate) unsafe fn open_key_tile<K: Element, V: Value, Op: Monoid<V>, OA, SB, 
 #[inline(always)]
 #[track_caller]
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn emit_runs<V: Value, Op: Monoid<V>, P: Copy, O1: Copy, O2: Copy, const B: u32, const I: usize>(
+pub(crate) unsafe fn emit_runs<
+    V: Value,
+    Op: Monoid<V>,
+    P: Copy,
+    O1: Copy,
+    O2: Copy,
+    const B: u32,
+    const I: usize,
+    const UNROLL: bool,
+>(
     t: &KeyTile<V>,
     n: u64,
     pair: impl Fn(usize) -> Local<V>,
@@ -532,9 +542,7 @@ pub(crate) unsafe fn emit_runs<V: Value, Op: Monoid<V>, P: Copy, O1: Copy, O2: C
     // Every thread has read its staged items: the slots are free.
     gpu::sync_threads();
     let base = start + (tid as usize * I) as u64;
-    // Written out: rolled, this loop put `reduce_by_key`'s values (u32
-    // keys, 16 items) in a 64-byte stack frame.
-    unrolled!(I, |j| {
+    let mut step = |j: usize| {
         run = Segmented::<Op>::combine(run, pair(j));
         if (outs >> j) & 1 != 0 {
             let (a, b) = emit(j, base + j as u64, run);
@@ -543,7 +551,18 @@ pub(crate) unsafe fn emit_runs<V: Value, Op: Monoid<V>, P: Copy, O1: Copy, O2: C
                 slots.1.store(run.count as usize, b);
             }
         }
-    });
+    };
+    // Written out where `pair` reads an array of values: rolled, this loop
+    // put `reduce_by_key`'s (4-byte keys, 16 items) in a 64-byte stack
+    // frame. Rolled where it does not: written out, run-length encoding
+    // took 70 registers instead of 40 (sm_90).
+    if UNROLL {
+        unrolled!(I, |j| step(j));
+    } else {
+        for j in 0..I {
+            step(j);
+        }
+    }
     if f.span.last {
         // `run` has taken every item; those past n add no starts.
         unsafe { global::store(count, before.count + run.count as u64) };

@@ -58,7 +58,7 @@ pub unsafe fn reduce_by_key<K: Element, V: Value, Op: Monoid<V>, const B: u32, c
     let key = |p: u16| unsafe { sk.load(pad::<K, I>(p as usize)) };
     let (slots, outs) = ((t.s.pos, sv), t.f.tails);
     unsafe {
-        emit_runs::<V, Op, u16, K, V, B, I>(&t, n, pair, outs, emit, slots, key, (unique, aggregates), count, cap)
+        emit_runs::<V, Op, u16, K, V, B, I, true>(&t, n, pair, outs, emit, slots, key, (unique, aggregates), count, cap)
     };
 }
 
@@ -90,7 +90,9 @@ pub unsafe fn run_length_encode<K: Element, C: Value, const B: u32, const I: usi
     let emit = |j: usize, _: u64, run: Local<C>| (tile_position::<I>(j), run.value);
     let key = |p: u16| unsafe { sk.load(pad::<K, I>(p as usize)) };
     let (slots, outs) = ((t.s.pos, sc), t.f.tails);
-    unsafe { emit_runs::<C, Sum, u16, K, C, B, I>(&t, n, pair, outs, emit, slots, key, (unique, counts), count, cap) };
+    unsafe {
+        emit_runs::<C, Sum, u16, K, C, B, I, false>(&t, n, pair, outs, emit, slots, key, (unique, counts), count, cap)
+    };
 }
 
 /// The runs longer than one item: for each, its offset (first index) and
@@ -133,6 +135,6 @@ pub unsafe fn non_trivial_runs<K: Element, C: Value + Element<Wide = u64>, const
     let emit = |_: usize, i: u64, run: Local<C>| (C::from_u64(i + 1 - run.value.widen()), run.value);
     let slots = (so, sl);
     unsafe {
-        emit_runs::<C, Sum, C, C, C, B, I>(&t, n, pair, ends, emit, slots, |o| o, (offsets, lengths), count, cap)
+        emit_runs::<C, Sum, C, C, C, B, I, false>(&t, n, pair, ends, emit, slots, |o| o, (offsets, lengths), count, cap)
     };
 }

@@ -274,17 +274,20 @@ fn block_seg_scan<R: Reduction, const B: u32>(
 ///
 /// The tile's loads go out first ([`stage_tile_unsynced`], 16-byte loads
 /// for whole tiles); while they are in flight two warps find the tile's
-/// range of boundaries with a 32-way search of the offsets and each
-/// thread then finds its first boundary by binary search inside it (L1).
-/// Each thread turns the boundaries among its positions into bits
-/// (`boundary_bits`: one read per boundary) and both passes are then
-/// straight, unrolled loops over its items that restart at a set bit;
-/// threads without a boundary (inside a long segment) skip pass 3, so
-/// long segments cost what a plain reduction does. Only a thread with
-/// two boundaries at one position (empty segments) walks its boundaries
-/// one by one. The walk for every thread measured 107 instructions per
-/// element for segments of 512 on the H200 (ncu), where a warp walked
-/// its loop whenever one of its threads met a boundary.
+/// range of boundaries with a 32-way search of the offsets. The block
+/// then copies that range into a shared window of `u16` tile positions in
+/// one coalesced pass, and each thread finds its first boundary and turns
+/// the boundaries among its positions into bits (`window_bits`) from
+/// shared memory: no chain of dependent global reads per thread (a binary
+/// search of the offsets, then one read per boundary, before). Both
+/// passes are then straight, unrolled loops over its items that restart
+/// at a set bit; threads without a boundary (inside a long segment) skip
+/// pass 3. Only a thread with two boundaries at one position (empty
+/// segments) walks its boundaries one by one, and a tile with more
+/// boundaries than positions searches the offsets in global memory
+/// (`boundary_bits`). The walk for every thread measured 107 instructions
+/// per element for segments of 512 on the H200 (ncu), where a warp
+/// walked its loop whenever one of its threads met a boundary.
 ///
 /// **Offsets are checked** in the same pass: each tile checks the pairs
 /// `offsets[k] <= offsets[k+1]` for the `k` of its own range (the ranges
@@ -322,13 +325,15 @@ pub unsafe fn segmented_reduce<R: SegmentedReduction, const B: u32, const ITEMS:
     let tile_len = B as u64 * ITEMS as u64;
     let status = TileStatus::<R::Acc>::new(temp);
     let errors = (temp as *mut u32).wrapping_add(1);
-    let [values_at, flags_at, look_at, bounds_at] = policy::smem_layout::<R::In, R::Acc>(B);
+    const { assert!(B as usize * ITEMS <= u16::MAX as usize, "window positions are u16") };
+    let [values_at, flags_at, look_at, bounds_at, window_at] = policy::smem_layout::<R::In, R::Acc>(B);
     let base = Shared::<u8>::dynamic();
     let tile_s = base.after::<R::In>(0);
     let vslots = base.after::<R::Acc>(values_at);
     let fslots = base.after::<u32>(flags_at);
     let look = LookBackSmem::<R::Acc>::carve(base.after::<R::Acc>(look_at));
     let kbounds = base.after::<u64>(bounds_at);
+    let window = base.after::<u16>(window_at);
     let b = Bounds { offsets, segments, seg_len, n };
     // SAFETY (shared accesses): inside the carved parts; (status) tiles
     // below the grid, each (tile, flag) published once, by thread 0;
@@ -353,14 +358,31 @@ pub unsafe fn segmented_reduce<R: SegmentedReduction, const B: u32, const ITEMS:
     }
     gpu::sync_threads();
     let (klo, khi) = unsafe { (kbounds.load(0), kbounds.load(1)) };
-    if !b.fixed() {
-        let mut bad = klo > khi;
-        let top = if khi < segments { khi } else { segments };
-        let mut k = klo + tid as u64;
-        while k < top {
-            bad |= unsafe { b.at(k) > b.at(k + 1) };
-            k += B as u64;
+    // The tile's boundaries klo..khi, as tile positions, go to a shared
+    // window in one coalesced pass (which also checks the offsets' order),
+    // so each thread finds its own in shared memory rather than by a
+    // chain of dependent global reads. A tile with more boundaries than
+    // positions (empty segments) searches the offsets directly.
+    let windowed = klo <= khi && khi - klo <= tile_len;
+    let fill_end = if windowed { khi } else { klo };
+    let check_end = if b.fixed() { klo } else { Ord::min(Ord::max(khi, klo), segments) };
+    let mut bad = !b.fixed() && klo > khi;
+    let mut k = klo + tid as u64;
+    while k < Ord::max(fill_end, check_end) {
+        // SAFETY: k < khi <= segments + 1 (fill) or k < segments (check).
+        let at = unsafe { b.at(k) };
+        if k < fill_end {
+            // Sorted offsets put it below the tile's end; others may land
+            // anywhere (clamped: the results are unspecified then).
+            let rel = Ord::min(at.wrapping_sub(a), tile_len) as u16;
+            unsafe { window.store((k - klo) as usize, rel) };
         }
+        if k < check_end {
+            bad |= at > unsafe { b.at(k + 1) };
+        }
+        k += B as u64;
+    }
+    if !b.fixed() {
         if last && tid == 0 {
             bad |= unsafe { b.at(segments) } > n;
         }
@@ -368,14 +390,20 @@ pub unsafe fn segmented_reduce<R: SegmentedReduction, const B: u32, const ITEMS:
             unsafe { atomic::add(errors, 1u32) };
         }
     }
+    gpu::sync_threads();
     let local0 = tid as usize * ITEMS;
     let p0 = a + local0 as u64;
-    let k0 = unsafe { b.lower_bound(klo, if khi > klo { khi } else { klo }, p0) };
-    // The thread's boundaries as bits of its positions, when they are
-    // distinct (no empty segment among them) and in order: then both
-    // passes are straight, unrolled loops over the items. Otherwise the
-    // thread walks the boundaries one by one ([`walk`]).
-    let bits = unsafe { boundary_bits::<ITEMS>(&b, k0, p0) };
+    // The thread's first boundary, and its boundaries as bits of its
+    // positions when they are distinct (no empty segment among them) and
+    // in order: then both passes are straight, unrolled loops over the
+    // items. Otherwise the thread walks the boundaries one by one
+    // ([`walk`]).
+    let (k0, bits) = if windowed {
+        unsafe { window_bits::<ITEMS>(window, (khi - klo) as u32, local0 as u32, klo) }
+    } else {
+        let k0 = unsafe { b.lower_bound(klo, if khi > klo { khi } else { klo }, p0) };
+        (k0, unsafe { boundary_bits::<ITEMS>(&b, k0, p0) })
+    };
     let valid = if p0 >= n { 0 } else { first_items(Ord::min(n - p0, ITEMS as u64) as u32) };
     // Pass 1.
     let (reset, tail) = match bits {
@@ -434,6 +462,48 @@ pub unsafe fn segmented_reduce<R: SegmentedReduction, const B: u32, const ITEMS:
             }
         }
     }
+}
+
+/// [`boundary_bits`] from the shared window of the tile's `cnt`
+/// boundaries (tile positions, from boundary `klo` on) for the thread
+/// whose positions start at tile position `local0`: its first boundary
+/// (a binary search of the window) and its bits.
+///
+/// # Safety
+/// `window` holds `cnt` positions, written before a barrier.
+#[inline(always)]
+#[track_caller]
+unsafe fn window_bits<const ITEMS: usize>(window: Shared<u16>, cnt: u32, local0: u32, klo: u64) -> (u64, Option<u32>) {
+    const { assert!(ITEMS <= 32, "boundary bits are a u32") };
+    let (mut lo, mut hi) = (0u32, cnt);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        // SAFETY (window reads): below cnt.
+        if (unsafe { window.load(mid as usize) } as u32) < local0 {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    let end = local0 + ITEMS as u32;
+    let mut mask = 0u32;
+    let mut i = lo;
+    while i < cnt {
+        let at = unsafe { window.load(i as usize) } as u32;
+        if at >= end {
+            break;
+        }
+        if at < local0 {
+            return (klo + lo as u64, None);
+        }
+        let bit = 1u32 << (at - local0);
+        if mask & bit != 0 {
+            return (klo + lo as u64, None);
+        }
+        mask |= bit;
+        i += 1;
+    }
+    (klo + lo as u64, Some(mask))
 }
 
 /// The boundaries `k0, k0 + 1, ...` that fall in this thread's positions

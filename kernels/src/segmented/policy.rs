@@ -38,16 +38,19 @@ const fn round16(b: usize) -> usize {
 /// Byte offsets of the flat kernel's shared memory for input `T` and
 /// accumulator `A` at block size `b`: the staged tile (at 0), the block
 /// scan's 32 warp values, its 32 warp flags, the look-back's storage, the
-/// tile's two boundary indices (`u64`); every part 16-byte aligned.
-pub const fn smem_layout<T, A>(b: u32) -> [usize; 4] {
+/// tile's two boundary indices (`u64`), the window of the tile's
+/// boundaries (`u16` tile positions, one per position); every part
+/// 16-byte aligned.
+pub const fn smem_layout<T, A>(b: u32) -> [usize; 5] {
     let values = round16(tile_slots::<T>(b, items::<T>()) * size_of::<T>());
     let flags = values + round16(32 * size_of::<A>());
     let look = flags + 32 * 4;
     let bounds = round16(look + look_back_smem_bytes::<A>());
-    [values, flags, look, bounds]
+    let window = bounds + 16;
+    [values, flags, look, bounds, window]
 }
 
 /// Dynamic shared memory (bytes) of the flat kernel.
 pub const fn smem_bytes<T, A>(b: u32) -> usize {
-    smem_layout::<T, A>(b)[3] + 16
+    smem_layout::<T, A>(b)[4] + round16(tile_len::<T>(b) as usize * 2)
 }
