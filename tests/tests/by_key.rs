@@ -665,3 +665,45 @@ fn large_inputs_are_exact_on_the_gpu() {
         segmented_case::<f64, Sum>(&ctx, &by, c, seed % 2 == 1).unwrap();
     }
 }
+
+/// More than 2^32 items, generated on the device, with one segment of more
+/// than 2^31 items and short ones (some empty) across 2^32: the segmented
+/// scan's 64-bit positions, offsets and carries through many tiles. CUDA
+/// only.
+#[test]
+fn segmented_scan_beyond_32_bit_indexing_on_the_gpu() {
+    let Some(ctx) =
+        gpuprim_tests::context(BackendKind::Cuda, "by_key::segmented_scan_beyond_32_bit_indexing_on_the_gpu")
+    else {
+        return;
+    };
+    let seed = gpuprim_tests::draw(any::<u64>());
+    let mut rng = Rng(seed);
+    let n: usize = (1 << 32) + 4099 + rng.below(5000) as usize;
+    let mut x = ctx.alloc::<i32>(n).unwrap();
+    ctx.fill_hash(&mut x, seed).unwrap();
+    let a = 1 + rng.below(3000);
+    let mut offsets = vec![0, a, a + (1 << 31) + 1 + rng.below(1 << 20), (1 << 32) - 40_000 - rng.below(10_000)];
+    while *offsets.last().unwrap() < (1u64 << 32) + 2000 {
+        let len = if rng.below(10) == 0 { 0 } else { rng.below(700) };
+        offsets.push(offsets.last().unwrap() + len);
+    }
+    let offs = ctx.upload(&offsets).unwrap();
+    let mut out = ctx.alloc::<i32>(n).unwrap();
+    out.poison().unwrap();
+    ctx.inclusive_segmented_scan(&x, &offs, &mut out, Sum).unwrap();
+    let (host, got) = (x.to_vec().unwrap(), out.to_vec().unwrap());
+    drop((x, out));
+    // A segment starts at every offset below n (as `cpu_segmented_scan`).
+    let mut heads = vec![false; n];
+    for &o in &offsets {
+        if (o as usize) < n {
+            heads[o as usize] = true;
+        }
+    }
+    let mut acc = 0i32;
+    for i in 0..n {
+        acc = if heads[i] { host[i] } else { acc.wrapping_add(host[i]) };
+        assert_eq!(got[i], acc, "inclusive segmented scan at {i} of {n}");
+    }
+}

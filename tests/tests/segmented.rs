@@ -464,3 +464,64 @@ fn names_of_the_operators() {
     assert_eq!(name::<i32, ArgMin>(), "argmin");
     assert_eq!(<u64 as DeviceRepr>::NAME, "u64");
 }
+
+/// More than 2^32 elements, generated on the device, with one segment of
+/// more than 2^31 elements and short segments (some empty) across the
+/// 2^32 boundary: 64-bit positions in the tiles, the boundary window and
+/// the argmin indices. Sum and argmin against a CPU reference over the
+/// downloaded input, segments checked on all cores. CUDA only (the
+/// emulator would take hours).
+#[test]
+fn beyond_32_bit_indexing_with_a_segment_past_2_31_on_the_gpu() {
+    let Some(ctx) = gpuprim_tests::context(
+        BackendKind::Cuda,
+        "segmented::beyond_32_bit_indexing_with_a_segment_past_2_31_on_the_gpu",
+    ) else {
+        return;
+    };
+    let seed = gpuprim_tests::draw(any::<u64>());
+    let mut rng = Rng(seed);
+    let n: usize = (1 << 32) + 4099 + rng.below(5000) as usize;
+    let mut x = ctx.alloc::<i32>(n).unwrap();
+    ctx.fill_hash(&mut x, seed).unwrap();
+    // [0, a), a segment longer than 2^31, a filler up to near 2^32, short
+    // random ones (a tenth empty) across it, one more, and a gap at the end.
+    let a = 1 + rng.below(3000);
+    let long_end = a + (1 << 31) + 1 + rng.below(1 << 20);
+    let mut offsets = vec![0, a, long_end, (1 << 32) - 40_000 - rng.below(10_000)];
+    let short_end = (1u64 << 32) + 2000;
+    while *offsets.last().unwrap() < short_end {
+        let len = if rng.below(10) == 0 { 0 } else { rng.below(700) };
+        offsets.push(offsets.last().unwrap() + len);
+    }
+    offsets.push(n as u64 - 1 - rng.below(1000));
+    let offs = ctx.upload(&offsets).unwrap();
+    let mut sums = ctx.alloc::<i32>(offsets.len() - 1).unwrap();
+    let mut mins = ctx.alloc::<u64>(offsets.len() - 1).unwrap();
+    sums.poison().unwrap();
+    mins.poison().unwrap();
+    let seg = ctx.segmented();
+    seg.reduce(&x, &offs, &mut sums, Sum).unwrap();
+    seg.reduce(&x, &offs, &mut mins, ArgMin).unwrap();
+    let (sums, mins) = (sums.to_vec().unwrap(), mins.to_vec().unwrap());
+    let host = x.to_vec().unwrap();
+    drop(x);
+    let segs: Vec<(usize, usize)> = offsets.windows(2).map(|w| (w[0] as usize, w[1] as usize)).collect();
+    let threads = std::thread::available_parallelism().map(|t| t.get()).unwrap_or(4);
+    let per = segs.len().div_ceil(threads);
+    std::thread::scope(|s| {
+        for (k, chunk) in segs.chunks(per).enumerate() {
+            let (host, sums, mins) = (&host, &sums[k * per..], &mins[k * per..]);
+            s.spawn(move || {
+                let got_sums = &sums[..chunk.len()];
+                let got_mins = &mins[..chunk.len()];
+                if let Err(m) = verify_all::<i32, Sum>(host, chunk, got_sums) {
+                    panic!("segments from {}: {m}", k * per);
+                }
+                if let Err(m) = verify_all::<i32, ArgMin>(host, chunk, got_mins) {
+                    panic!("segments from {}: {m}", k * per);
+                }
+            });
+        }
+    });
+}
