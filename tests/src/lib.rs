@@ -150,3 +150,18 @@ pub fn edge_sizes(tile: usize, max: usize) -> Vec<usize> {
 pub fn float_sum_bound(n: usize, eps: f64, abs_sum: f64) -> f64 {
     (n.max(1) as f64) * eps * abs_sum + f64::MIN_POSITIVE
 }
+
+/// Offsets for the GPU-only tests beyond 32-bit indexing, drawn with
+/// `below(k)` (a value in `0..k`): `[0, a)`, a segment of more than 2^31
+/// items, a filler up to near 2^32, then short random segments (a tenth
+/// empty) until just past `2^32 + 2000`. The input must hold more than
+/// `2^32 + 2700` items.
+pub fn offsets_beyond_2_32(mut below: impl FnMut(u64) -> u64) -> Vec<u64> {
+    let a = 1 + below(3000);
+    let mut offsets = vec![0, a, a + (1 << 31) + 1 + below(1 << 20), (1 << 32) - 40_000 - below(10_000)];
+    while *offsets.last().unwrap() < (1u64 << 32) + 2000 {
+        let len = if below(10) == 0 { 0 } else { below(700) };
+        offsets.push(offsets.last().unwrap() + len);
+    }
+    offsets
+}

@@ -682,12 +682,7 @@ fn segmented_scan_beyond_32_bit_indexing_on_the_gpu() {
     let n: usize = (1 << 32) + 4099 + rng.below(5000) as usize;
     let mut x = ctx.alloc::<i32>(n).unwrap();
     ctx.fill_hash(&mut x, seed).unwrap();
-    let a = 1 + rng.below(3000);
-    let mut offsets = vec![0, a, a + (1 << 31) + 1 + rng.below(1 << 20), (1 << 32) - 40_000 - rng.below(10_000)];
-    while *offsets.last().unwrap() < (1u64 << 32) + 2000 {
-        let len = if rng.below(10) == 0 { 0 } else { rng.below(700) };
-        offsets.push(offsets.last().unwrap() + len);
-    }
+    let offsets = gpuprim_tests::offsets_beyond_2_32(|k| rng.below(k));
     let offs = ctx.upload(&offsets).unwrap();
     let mut out = ctx.alloc::<i32>(n).unwrap();
     out.poison().unwrap();

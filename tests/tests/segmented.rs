@@ -484,16 +484,9 @@ fn beyond_32_bit_indexing_with_a_segment_past_2_31_on_the_gpu() {
     let n: usize = (1 << 32) + 4099 + rng.below(5000) as usize;
     let mut x = ctx.alloc::<i32>(n).unwrap();
     ctx.fill_hash(&mut x, seed).unwrap();
-    // [0, a), a segment longer than 2^31, a filler up to near 2^32, short
-    // random ones (a tenth empty) across it, one more, and a gap at the end.
-    let a = 1 + rng.below(3000);
-    let long_end = a + (1 << 31) + 1 + rng.below(1 << 20);
-    let mut offsets = vec![0, a, long_end, (1 << 32) - 40_000 - rng.below(10_000)];
-    let short_end = (1u64 << 32) + 2000;
-    while *offsets.last().unwrap() < short_end {
-        let len = if rng.below(10) == 0 { 0 } else { rng.below(700) };
-        offsets.push(offsets.last().unwrap() + len);
-    }
+    // A segment longer than 2^31 and short ones across 2^32, then one
+    // more and a gap at the end.
+    let mut offsets = gpuprim_tests::offsets_beyond_2_32(|k| rng.below(k));
     offsets.push(n as u64 - 1 - rng.below(1000));
     let offs = ctx.upload(&offsets).unwrap();
     let mut sums = ctx.alloc::<i32>(offsets.len() - 1).unwrap();
