@@ -702,3 +702,83 @@ fn segmented_scan_beyond_32_bit_indexing_on_the_gpu() {
         assert_eq!(got[i], acc, "inclusive segmented scan at {i} of {n}");
     }
 }
+
+/// Reduce-by-key, run-length encoding and the non-trivial runs over more
+/// than 2^32 items whose first run is longer than 2^31 (then runs of 3):
+/// 64-bit positions, counts and offsets; `u32` counts refused with a typed
+/// error. The keys follow a closed form (built on all cores), the values
+/// are generated on the device. CUDA only.
+#[test]
+fn runs_beyond_32_bit_indexing_on_the_gpu() {
+    let Some(ctx) = gpuprim_tests::context(BackendKind::Cuda, "by_key::runs_beyond_32_bit_indexing_on_the_gpu") else {
+        return;
+    };
+    let seed = gpuprim_tests::draw(any::<u64>());
+    let mut rng = Rng(seed);
+    let n: usize = (1 << 32) + 4099 + rng.below(5000) as usize;
+    let first = (1usize << 31) + 1 + rng.below(1 << 20) as usize;
+    let key = |i: usize| if i < first { u32::MAX } else { ((i - first) / 3) as u32 };
+    // Run r: [0, first) for r = 0, else 3 items from first + 3 (r - 1).
+    let runs = 1 + (n - first).div_ceil(3);
+    let run = |r: usize| if r == 0 { (0, first) } else { (first + 3 * (r - 1), (first + 3 * r).min(n)) };
+    let threads = std::thread::available_parallelism().map(|t| t.get()).unwrap_or(4);
+    let mut host = vec![0u32; n];
+    let per = n.div_ceil(threads);
+    std::thread::scope(|s| {
+        for (t, chunk) in host.chunks_mut(per).enumerate() {
+            s.spawn(move || chunk.iter_mut().enumerate().for_each(|(j, k)| *k = key(t * per + j)));
+        }
+    });
+    let keys = ctx.upload(&host).unwrap();
+    drop(host);
+    let mut values = ctx.alloc::<i32>(n).unwrap();
+    ctx.fill_hash(&mut values, seed).unwrap();
+    let v = values.to_vec().unwrap();
+    let by = ctx.by_key();
+    // Check runs `0..runs` on all cores with `each(r, (start, end))`.
+    let every_run = |each: &(dyn Fn(usize, (usize, usize)) + Sync)| {
+        let per = runs.div_ceil(threads);
+        std::thread::scope(|s| {
+            for t in 0..threads {
+                s.spawn(move || (t * per..((t + 1) * per).min(runs)).for_each(|r| each(r, run(r))));
+            }
+        });
+    };
+
+    let (mut unique, mut sums) = (ctx.alloc::<u32>(runs).unwrap(), ctx.alloc::<i32>(runs).unwrap());
+    unique.poison().unwrap();
+    sums.poison().unwrap();
+    assert_eq!(by.reduce_by_key(&keys, &values, &mut unique, &mut sums, Sum).unwrap(), runs);
+    drop(values);
+    let (unique_h, sums_h) = (unique.to_vec().unwrap(), sums.to_vec().unwrap());
+    drop((unique, sums));
+    every_run(&|r, (s, e)| {
+        assert_eq!(unique_h[r], key(s), "reduce_by_key: key of run {r} [{s}, {e})");
+        let want = v[s..e].iter().fold(0i32, |a, &x| a.wrapping_add(x));
+        assert_eq!(sums_h[r], want, "reduce_by_key: sum of run {r} [{s}, {e})");
+    });
+    drop((unique_h, sums_h, v));
+
+    let (mut unique, mut counts) = (ctx.alloc::<u32>(runs).unwrap(), ctx.alloc::<u64>(runs).unwrap());
+    counts.poison().unwrap();
+    assert_eq!(by.run_length_encode(&keys, &mut unique, &mut counts).unwrap(), runs);
+    let (unique_h, counts_h) = (unique.to_vec().unwrap(), counts.to_vec().unwrap());
+    every_run(&|r, (s, e)| {
+        assert_eq!((unique_h[r], counts_h[r]), (key(s), (e - s) as u64), "run_length_encode: run {r}");
+    });
+    let mut short = ctx.alloc::<u32>(runs).unwrap();
+    assert!(matches!(by.run_length_encode(&keys, &mut unique, &mut short), Err(Error::TooLarge { .. })));
+    drop((unique, counts, short, unique_h, counts_h));
+
+    // Every run has two or more items but perhaps the last.
+    let long = runs - (run(runs - 1).1 - run(runs - 1).0 < 2) as usize;
+    let (mut offsets, mut lengths) = (ctx.alloc::<u64>(runs).unwrap(), ctx.alloc::<u64>(runs).unwrap());
+    offsets.poison().unwrap();
+    assert_eq!(by.non_trivial_runs(&keys, &mut offsets, &mut lengths).unwrap(), long);
+    let (offsets_h, lengths_h) = (offsets.to_vec().unwrap(), lengths.to_vec().unwrap());
+    every_run(&|r, (s, e)| {
+        if r < long {
+            assert_eq!((offsets_h[r], lengths_h[r]), (s as u64, (e - s) as u64), "non_trivial_runs: run {r}");
+        }
+    });
+}
