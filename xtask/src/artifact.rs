@@ -183,18 +183,7 @@ pub fn build_ptx(repo: &Repo) -> Result<PathBuf> {
         .env("RUSTFLAGS", format!("-Zunstable-options -Cpanic=immediate-abort -Ctarget-cpu={PTX_ARCH}"));
     // Nothing of a parent build (flags for the host target, wrappers, the
     // jobserver) may leak into this one.
-    for var in [
-        "CARGO_ENCODED_RUSTFLAGS",
-        "CARGO_BUILD_RUSTFLAGS",
-        "RUSTC_WRAPPER",
-        "RUSTC_WORKSPACE_WRAPPER",
-        "CARGO_TARGET_DIR",
-        "CARGO_BUILD_TARGET",
-        "CARGO_MAKEFLAGS",
-        "MAKEFLAGS",
-        "MFLAGS",
-        "CARGO_PRIMARY_PACKAGE",
-    ] {
+    for var in gpuprim_builder::BUILD_VARS {
         cmd.env_remove(var);
     }
     util::run(&mut cmd)
@@ -222,27 +211,11 @@ pub fn build_ptx(repo: &Repo) -> Result<PathBuf> {
 /// Fails if the PTX calls or declares a function it does not define: the
 /// driver would reject the module at load time.
 pub fn check_resolved(ptx: &str) -> Result<()> {
-    let mut defined = Vec::new();
-    let mut external = Vec::new();
-    let mut called = Vec::new();
-    for line in ptx.lines() {
-        let l = line.trim();
-        if l.starts_with(".extern .func") {
-            external.push(l.to_string());
-        } else if let Some(rest) = l.strip_prefix(".visible .func").or_else(|| l.strip_prefix(".func")) {
-            defined.push(func_name(rest));
-        } else if l.starts_with("call") {
-            // call.uni (ret), name, (args);  or  call.uni name, (args);
-            if let Some(name) = l.split([',', ' ', '\t', '(', ')', ';']).filter(|s| !s.is_empty()).nth(1) {
-                called.push(name.to_string());
-            }
-        }
-    }
-    let unresolved: Vec<&String> = called.iter().filter(|c| !defined.iter().any(|d| d == *c)).collect();
-    if !external.is_empty() || !unresolved.is_empty() {
+    let unresolved = gpuprim_builder::unresolved_calls(ptx);
+    if !unresolved.is_empty() {
         bail!(
             "the kernels' PTX references functions it does not define (the driver would refuse to load it). \
-             Usually a panic path or a float intrinsic that nvptx64 cannot lower.\nextern: {external:?}\ncalled: {unresolved:?}"
+             Usually a panic path or a float intrinsic that nvptx64 cannot lower.\nfunctions: {unresolved:?}"
         );
     }
     Ok(())

@@ -74,21 +74,10 @@ fn missing_components(repo: &Repo) -> Result<Option<Vec<String>>> {
     let missing = repo
         .components
         .iter()
-        .filter(|want| !installed.iter().any(|have| component_matches(have, want)))
+        .filter(|want| !installed.iter().any(|have| gpuprim_builder::component_matches(have, want)))
         .cloned()
         .collect();
     Ok(Some(missing))
-}
-
-/// rustup lists components with the host triple (`clippy-x86_64-unknown-linux-gnu`),
-/// except target-independent ones (`rust-src`).
-fn component_matches(listed: &str, wanted: &str) -> bool {
-    match listed.strip_prefix(wanted) {
-        Some("") => true,
-        // "-<arch>-<vendor>-<os>[-<env>]": at least three dashes.
-        Some(rest) => rest.starts_with('-') && rest.matches('-').count() >= 3,
-        None => false,
-    }
 }
 
 // ---------------------------------------------------------------------------

@@ -9,31 +9,6 @@ use std::process::{Command, ExitStatus, Output, Stdio};
 
 use anyhow::{Context, Result, bail};
 
-/// Environment variables that a `cargo +stable xtask` parent leaks into our
-/// process and that would make a child cargo/rustc use the wrong toolchain,
-/// the wrong target directory, or confuse it about which package it builds.
-const LEAKED_VARS: &[&str] = &[
-    "RUSTUP_TOOLCHAIN",
-    "RUSTUP_TOOLCHAIN_SOURCE",
-    "RUST_RECURSION_COUNT",
-    "RUSTC",
-    "RUSTDOC",
-    "RUSTC_WRAPPER",
-    "RUSTC_WORKSPACE_WRAPPER",
-    "CARGO",
-    "CARGO_TARGET_DIR",
-    "CARGO_BUILD_TARGET_DIR",
-    "CARGO_BUILD_RUSTC",
-    "CARGO_BUILD_RUSTDOC",
-    "CARGO_BUILD_RUSTC_WRAPPER",
-    "CARGO_MANIFEST_DIR",
-    "CARGO_MANIFEST_PATH",
-    "CARGO_PRIMARY_PACKAGE",
-    "CARGO_CRATE_NAME",
-    "CARGO_BIN_NAME",
-    "OUT_DIR",
-];
-
 /// The repository and the toolchain it pins in `rust-toolchain.toml`.
 #[derive(Debug, Clone)]
 pub struct Repo {
@@ -101,30 +76,7 @@ impl Repo {
     /// and sets its working directory to the repository root.
     pub fn clean(&self, cmd: &mut Command) {
         cmd.current_dir(&self.root);
-        for var in LEAKED_VARS {
-            cmd.env_remove(var);
-        }
-        for (key, _) in env::vars_os() {
-            if key.to_string_lossy().starts_with("CARGO_PKG_") {
-                cmd.env_remove(key);
-            }
-        }
-        // `cargo run` prepends its own target dirs and the running toolchain's
-        // libraries (stable's, under `cargo +stable xtask`); drop those.
-        if let Some(paths) = env::var_os("LD_LIBRARY_PATH") {
-            let toolchains = rustup_home().map(|h| h.join("toolchains"));
-            let target = self.target();
-            let kept: Vec<PathBuf> = env::split_paths(&paths)
-                .filter(|p| !p.as_os_str().is_empty())
-                .filter(|p| !p.starts_with(&target))
-                .filter(|p| toolchains.as_ref().is_none_or(|t| !p.starts_with(t)))
-                .collect();
-            if kept.is_empty() {
-                cmd.env_remove("LD_LIBRARY_PATH");
-            } else if let Ok(joined) = env::join_paths(kept) {
-                cmd.env("LD_LIBRARY_PATH", joined);
-            }
-        }
+        gpuprim_builder::clean_env(cmd, &[&self.target()]);
     }
 }
 
@@ -173,12 +125,6 @@ fn strip_comment(line: &str) -> &str {
 
 fn quoted_strings(s: &str) -> Vec<String> {
     s.split('"').skip(1).step_by(2).map(str::to_string).collect()
-}
-
-fn rustup_home() -> Option<PathBuf> {
-    env::var_os("RUSTUP_HOME")
-        .map(PathBuf::from)
-        .or_else(|| env::var_os("HOME").map(|h| PathBuf::from(h).join(".rustup")))
 }
 
 /// `$CARGO_HOME`, or `~/.cargo` where it is unset.
