@@ -79,3 +79,35 @@ fn a_call_to_an_undefined_function_is_named() {
         other => panic!("expected Unresolved, got {other}"),
     }
 }
+
+/// A user's crate instantiating gpuprim's generic reduction for its own
+/// operator through `gpuprim_kernels::entries!`: the host half is a
+/// `HostKernel` named and typed as the library's own instances are.
+#[test]
+fn a_user_crate_instantiates_the_library_kernels_on_the_host() {
+    let mut table = Vec::new();
+    user_kernels::register(&mut table);
+    assert_eq!(table.len(), 1);
+    let k = &table[0];
+    assert_eq!(
+        (k.name, k.family, k.op, k.key, k.ty, k.block_size),
+        ("reduce_vectorized_maxabs_i32_b256", "reduce_vectorized", "maxabs", "", "i32", 256)
+    );
+    assert_eq!(k.params.len(), 7);
+}
+
+/// The same crate built to PTX: the user's instance is an entry, and every
+/// call it makes into gpuprim-kernels was inlined (the builder refuses a
+/// call it cannot resolve). Builds gpuprim-kernels for nvptx64 first (a
+/// few minutes the first time).
+#[test]
+fn a_user_crate_instantiating_the_library_kernels_builds_to_ptx() {
+    if !have_rustup("a_user_crate_instantiating_the_library_kernels_builds_to_ptx") {
+        return;
+    }
+    let out = scratch("user-kernels-out");
+    let built = Builder::new("tests/user_kernels").out_dir(&out).build().unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(built.name, "user_kernels");
+    let ptx = std::fs::read_to_string(&built.ptx).unwrap();
+    assert!(ptx.contains(".visible .entry reduce_vectorized_maxabs_i32_b256("), "{ptx}");
+}

@@ -34,6 +34,24 @@
 /// list and generics, `Op`, `K`, `T` and `B` name the instance's operator,
 /// key type, element type and block size. The instance is named
 /// `{family}[_{op}][_{key}][_{type}]_b{block}`.
+///
+/// **From a kernels crate of your own**, the same list instantiates this
+/// crate's generic kernels for your operators: a `#![no_std]` crate with
+/// `#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx))]` and, for its
+/// host half, `#[cfg(not(target_arch = "nvptx64"))] extern crate std;`.
+/// Each list expands to the PTX entries on nvptx64 (build them with
+/// `gpuprim-builder`) and, on the host, to a `pub fn register(&mut
+/// Vec<HostKernel>)` that appends the instances for the emulator.
+///
+/// ```ignore
+/// gpuprim_kernels::entries! {
+///     reduce_vectorized(a: *const <Op as Reduction>::In, b: *const <Op as Reduction>::In, n: u64,
+///          partials: *mut <Op as Reduction>::Acc, out: *mut <Op as Reduction>::Acc,
+///          counter: *mut u32, mode: u32) => reduce_vectorized::<Op, {B}>;
+///         ops [maxabs = Plain<T, MaxAbs>] types [i32] blocks [256];
+/// }
+/// ```
+#[macro_export]
 macro_rules! entries {
     // One line at a time, each brought to four bracketed axes: an absent
     // axis is a single empty group, so every instance has the same shape.
@@ -42,53 +60,53 @@ macro_rules! entries {
         ops [$($op:ident = $Op:ty),* $(,)?] keys [$($K:ident),* $(,)?] types [$($T:ident),* $(,)?] blocks $blocks:tt ;
         $($rest:tt)*
     ) => {
-        entries!(@ops $mode, $fam $args, $func [$($g),*], [$(($op = $Op)),*], [$(($K)),*], [$(($T)),*], $blocks);
-        entries!(@lines $mode; $($rest)*);
+        $crate::entries!(@ops $mode, $fam $args, $func [$($g),*], [$(($op = $Op)),*], [$(($K)),*], [$(($T)),*], $blocks);
+        $crate::entries!(@lines $mode; $($rest)*);
     };
     (@lines $mode:tt; $fam:ident $args:tt => $func:ident :: < $($g:tt),* > ;
         ops [$($op:ident = $Op:ty),* $(,)?] types [$($T:ident),* $(,)?] blocks $blocks:tt ;
         $($rest:tt)*
     ) => {
-        entries!(@ops $mode, $fam $args, $func [$($g),*], [$(($op = $Op)),*], [()], [$(($T)),*], $blocks);
-        entries!(@lines $mode; $($rest)*);
+        $crate::entries!(@ops $mode, $fam $args, $func [$($g),*], [$(($op = $Op)),*], [()], [$(($T)),*], $blocks);
+        $crate::entries!(@lines $mode; $($rest)*);
     };
     (@lines $mode:tt; $fam:ident $args:tt => $func:ident :: < $($g:tt),* > ;
         keys [$($K:ident),* $(,)?] types [$($T:ident),* $(,)?] blocks $blocks:tt ;
         $($rest:tt)*
     ) => {
-        entries!(@ops $mode, $fam $args, $func [$($g),*], [()], [$(($K)),*], [$(($T)),*], $blocks);
-        entries!(@lines $mode; $($rest)*);
+        $crate::entries!(@ops $mode, $fam $args, $func [$($g),*], [()], [$(($K)),*], [$(($T)),*], $blocks);
+        $crate::entries!(@lines $mode; $($rest)*);
     };
     (@lines $mode:tt; $fam:ident $args:tt => $func:ident :: < $($g:tt),* > ;
         types [$($T:ident),* $(,)?] blocks $blocks:tt ;
         $($rest:tt)*
     ) => {
-        entries!(@ops $mode, $fam $args, $func [$($g),*], [()], [()], [$(($T)),*], $blocks);
-        entries!(@lines $mode; $($rest)*);
+        $crate::entries!(@ops $mode, $fam $args, $func [$($g),*], [()], [()], [$(($T)),*], $blocks);
+        $crate::entries!(@lines $mode; $($rest)*);
     };
     (@lines $mode:tt; $fam:ident $args:tt => $func:ident :: < $($g:tt),* > ;
         blocks $blocks:tt ;
         $($rest:tt)*
     ) => {
-        entries!(@ops $mode, $fam $args, $func [$($g),*], [()], [()], [()], $blocks);
-        entries!(@lines $mode; $($rest)*);
+        $crate::entries!(@ops $mode, $fam $args, $func [$($g),*], [()], [()], [()], $blocks);
+        $crate::entries!(@lines $mode; $($rest)*);
     };
     (@ops $mode:tt, $fam:ident $args:tt, $func:ident $gs:tt, [$($op:tt),*], $keys:tt, $types:tt, $blocks:tt) => {
-        $( entries!(@keys $mode, $fam $args, $func $gs, $op, $keys, $types, $blocks); )*
+        $( $crate::entries!(@keys $mode, $fam $args, $func $gs, $op, $keys, $types, $blocks); )*
     };
     (@keys $mode:tt, $fam:ident $args:tt, $func:ident $gs:tt, $op:tt, [$($key:tt),*], $types:tt, $blocks:tt) => {
-        $( entries!(@types $mode, $fam $args, $func $gs, $op, $key, $types, $blocks); )*
+        $( $crate::entries!(@types $mode, $fam $args, $func $gs, $op, $key, $types, $blocks); )*
     };
     (@types $mode:tt, $fam:ident $args:tt, $func:ident $gs:tt, $op:tt, $key:tt, [$($ty:tt),*], $blocks:tt) => {
-        $( entries!(@blocks $mode, $fam $args, $func $gs, $op, $key, $ty, $blocks); )*
+        $( $crate::entries!(@blocks $mode, $fam $args, $func $gs, $op, $key, $ty, $blocks); )*
     };
     (@blocks $mode:tt, $fam:ident $args:tt, $func:ident $gs:tt, $op:tt, $key:tt, $ty:tt, [$($B:literal),* $(,)?]) => {
-        $( entries!(@one $mode, $fam $args, $func $gs, $op, $key, $ty, $B); )*
+        $( $crate::entries!(@one $mode, $fam $args, $func $gs, $op, $key, $ty, $B); )*
     };
     (@one ptx, $fam:ident ( $($a:ident : $aty:ty),* $(,)? ), $func:ident [$($g:tt),*],
         ( $($op:ident = $Op:ty)? ), ( $($K:ident)? ), ( $($T:ident)? ), $B:literal) => {
         // One module per instance gives the aliases `Op`, `K`, `T`, `B` a scope.
-        ::paste::paste! {
+        $crate::__private::paste::paste! {
             mod [<$fam $(_ $op)? $(_ $K)? $(_ $T)? _b $B>] {
                 use super::*;
                 $( type T = $T; )?
@@ -110,20 +128,20 @@ macro_rules! entries {
         $( #[allow(dead_code)] type Op = $Op; )?
         #[allow(dead_code)]
         const B: u32 = $B;
-        unsafe fn host_entry(args: &[$crate::entry::host::Arg]) {
+        unsafe fn host_entry(args: &[$crate::Arg]) {
             let mut it = args.iter();
             // SAFETY: the emulator checked the argument kinds against `params`.
             unsafe {
-                $func::<$($g),*>($(<$aty as $crate::entry::host::KernelParam>::from_arg(it.next())),*)
+                $func::<$($g),*>($(<$aty as $crate::KernelParam>::from_arg(it.next())),*)
             }
         }
-        $out.push($crate::entry::host::HostKernel {
-            name: ::paste::paste!(stringify!([<$fam $(_ $op)? $(_ $K)? $(_ $T)? _b $B>])),
+        $out.push($crate::HostKernel {
+            name: $crate::__private::paste::paste!(stringify!([<$fam $(_ $op)? $(_ $K)? $(_ $T)? _b $B>])),
             family: stringify!($fam),
             op: concat!("" $(, stringify!($op))?),
             key: concat!("" $(, stringify!($K))?),
             ty: concat!("" $(, stringify!($T))?),
-            params: &[$(<$aty as $crate::entry::host::KernelParam>::KIND),*],
+            params: &[$(<$aty as $crate::KernelParam>::KIND),*],
             block_size: $B,
             func: host_entry,
         });
@@ -134,14 +152,15 @@ macro_rules! entries {
         #[allow(non_snake_case, dead_code)]
         mod __entries {
             use super::*;
-            entries!(@lines ptx; $($body)*);
+            $crate::entries!(@lines ptx; $($body)*);
         }
 
-        /// Register this module's kernels with the host-side table.
+        /// Append this module's kernel instances to a host-side table (the
+        /// emulator's, and the argument checks of the CUDA backend).
         #[cfg(not(target_arch = "nvptx64"))]
         #[allow(unused_variables)]
-        pub(crate) fn register(out: &mut ::std::vec::Vec<$crate::entry::host::HostKernel>) {
-            entries!(@lines out; $($body)*);
+        pub fn register(out: &mut ::std::vec::Vec<$crate::HostKernel>) {
+            $crate::entries!(@lines out; $($body)*);
         }
     };
 }

@@ -74,6 +74,12 @@ pub mod warp;
 #[cfg(not(target_arch = "nvptx64"))]
 pub use entry::host::{Arg, HostKernel, KernelParam, ParamKind};
 
+/// What [`entries!`] expands to in other crates; not an API.
+#[doc(hidden)]
+pub mod __private {
+    pub use paste;
+}
+
 /// Every kernel of this crate, as the emulator sees it: name, parameter
 /// kinds and a host function. The CUDA backend uses the same table to check
 /// launch arguments before handing them to the driver.
