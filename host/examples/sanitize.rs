@@ -884,9 +884,9 @@ struct ScanKind {
 macro_rules! scan_op {
     ($op:ty, [$($t:ty),+ $(,)?]) => {
         vec![$(ScanKind {
-            op: <$op as ScanOp<$t>>::NAME,
+            op: <$op as gpuprim::scan::Named>::NAME,
             item: <$t as DeviceRepr>::NAME,
-            name: <$op as ScanOp<$t>>::NAME,
+            name: <$op as gpuprim::scan::Named>::NAME,
             ty: <$t as DeviceRepr>::NAME,
             tile: |alg, block| alg.tile_len::<$t>(block),
             run: check_scan::<$t, $op>,
@@ -900,7 +900,7 @@ macro_rules! scan_op {
 macro_rules! recurrence {
     ([$($t:ty),+ $(,)?]) => {
         vec![$(ScanKind {
-            op: <Compose as ScanOp<Affine<$t>>>::NAME,
+            op: <Compose as gpuprim::scan::Named>::NAME,
             item: <Affine<$t> as DeviceRepr>::NAME,
             name: "linear_recurrence",
             ty: <$t as DeviceRepr>::NAME,

@@ -454,7 +454,7 @@ impl<'c> ByKey<'c> {
             let key = if what.key.is_empty() { String::new() } else { format!(" with `{}` keys", what.key) };
             format!("{family} with operator `{}` on `{}`{key}", what.op, what.ty)
         };
-        let kernel = Family(family).get(what, self.block, task)?;
+        let kernel = Family(family).get(self.ctx, what, self.block, task)?;
         Ok(Launch { kernel, smem, tile: policy::tile_len(self.block, items) })
     }
 
@@ -655,7 +655,7 @@ impl<'c> ByKey<'c> {
             if region.clear_first > 0 {
                 let words = region.clear_first.div_ceil(8) as u64;
                 let grid = words.div_ceil(256).clamp(1, self.ctx.multiprocessors() as u64 * 4) as u32;
-                let clear = Family(CLEAR).get(Instance::of(""), 256, || "clearing status".into())?;
+                let clear = Family(CLEAR).get(self.ctx, Instance::of(""), 256, || "clearing status".into())?;
                 // SAFETY: the status region holds `clear_first` bytes,
                 // rounded up to whole words inside 16-byte-aligned storage.
                 unsafe {

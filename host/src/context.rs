@@ -6,12 +6,13 @@ use crate::backend::emu::{EmuAlloc, EmuConfig, Emulator};
 pub(crate) use crate::buffer::Alloc;
 use crate::buffer::{DeviceBuffer, DeviceInput, DeviceOutput, DeviceRepr, DeviceSliceMut, Domain};
 use crate::error::{CudaContext as _, Error, Result};
-use crate::kernel::{Family, Instance};
+use crate::kernel::{Family, Index, Instance, add_to_index};
 use crate::single_pass::Halves;
+use crate::user::UserKernels;
 use cudarc::driver::CudaStream;
 use gpuprim_kernels::{Arg, HostKernel, ParamKind};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 /// Grid, block and dynamic shared memory of a launch (one-dimensional).
@@ -38,6 +39,8 @@ pub(crate) enum Backend {
 pub(crate) struct Inner {
     pub(crate) backend: Backend,
     kernels: HashMap<&'static str, &'static HostKernel>,
+    /// Kernels crates of the user's, loaded with [`Context::load_kernels`].
+    user: RwLock<UserTable>,
 }
 
 impl Inner {
@@ -164,6 +167,17 @@ fn kernel_table() -> HashMap<&'static str, &'static HostKernel> {
     gpuprim_kernels::host_kernels().iter().map(|k| (k.name, k)).collect()
 }
 
+/// The kernels crates loaded into one device's contexts.
+#[derive(Default)]
+pub(crate) struct UserTable {
+    /// The crates, with the key of their module on CUDA.
+    crates: Vec<(UserKernels, String)>,
+    /// Entry name -> its kernel and the index of its crate.
+    by_name: HashMap<&'static str, (&'static HostKernel, usize)>,
+    /// As the shipped kernels' index ([`crate::kernel`]).
+    index: Index,
+}
+
 /// An event on a context's stream: record it after some work, and make
 /// another stream (or your own CUDA code, through [`Event::as_cudarc`])
 /// wait for it. On the emulator, whose work is done by the time a call
@@ -239,7 +253,11 @@ impl Context {
             None => cuda.new_stream()?,
         };
         Ok(Context {
-            inner: Arc::new(Inner { backend: Backend::Cuda(Box::new(cuda)), kernels: kernel_table() }),
+            inner: Arc::new(Inner {
+                backend: Backend::Cuda(Box::new(cuda)),
+                kernels: kernel_table(),
+                user: Default::default(),
+            }),
             stream: StreamState::new(Some(stream)),
         })
     }
@@ -279,7 +297,11 @@ impl Context {
     /// The CPU emulator with the given settings (seed, resident blocks ...).
     pub fn emulator_with(config: EmuConfig) -> Self {
         Context {
-            inner: Arc::new(Inner { backend: Backend::Emu(Emulator::new(config)), kernels: kernel_table() }),
+            inner: Arc::new(Inner {
+                backend: Backend::Emu(Emulator::new(config)),
+                kernels: kernel_table(),
+                user: Default::default(),
+            }),
             stream: StreamState::new(None),
         }
     }
@@ -666,23 +688,99 @@ impl Context {
         Ok(())
     }
 
-    /// Look up a kernel by its entry name.
-    pub fn kernel(&self, name: &str) -> Result<&'static HostKernel> {
-        self.inner.kernels.get(name).copied().ok_or_else(|| {
-            let mut close: Vec<&str> = self
-                .inner
-                .kernels
-                .keys()
-                .copied()
-                .filter(|k| k.split('_').take(2).eq(name.split('_').take(2)))
-                .collect();
-            close.sort_unstable();
-            close.truncate(8);
-            Error::UnknownKernel {
-                name: name.into(),
-                hint: if close.is_empty() { String::new() } else { format!("; similar: {}", close.join(", ")) },
+    /// Make the kernels of a kernels crate of yours available to this
+    /// context and every context sharing its device (clones,
+    /// [`with_stream`](Context::with_stream), [`fork`](Context::fork)):
+    /// the operator-generic calls ([`reduce_by`](crate::reduce::Reducer::reduce_by),
+    /// [`inclusive_scan_by`](Context::inclusive_scan_by), ...) and
+    /// [`launch`](Context::launch) find them after the shipped ones. See
+    /// [`gpuprim::user`](crate::user) for the whole flow.
+    ///
+    /// On CUDA the PTX is compiled by the driver here, once per device
+    /// (milliseconds to seconds, by its size), so that a PTX the driver
+    /// refuses is an error now rather than at the first launch. Loading a
+    /// crate again does nothing.
+    ///
+    /// Errors ([`Error::UserKernels`]): the crate lists no kernels, a
+    /// kernel it lists is not in its PTX (the PTX and the linked crate come
+    /// from different sources), a kernel name the library or another
+    /// loaded crate already uses, PTX the driver refuses (for an older GPU
+    /// than its `sm_` target, say).
+    ///
+    /// ```ignore
+    /// let ctx = gpuprim::Context::new()?;
+    /// ctx.load_kernels(&gpuprim::user_kernels!(my_kernels))?;
+    /// let x = ctx.upload(&[3, -7, 5])?;
+    /// assert_eq!(ctx.reduce_by::<i32, my_kernels::MaxAbs>(&x)?, -7);
+    /// ```
+    pub fn load_kernels(&self, kernels: &UserKernels) -> Result<()> {
+        let listed = kernels.host_kernels();
+        let module = format!("user:{}@{:x}", kernels.name(), kernels.ptx().as_ptr() as usize);
+        let mut table = self.inner.user.write().unwrap_or_else(|e| e.into_inner());
+        if table.crates.iter().any(|(_, m)| *m == module) {
+            return Ok(());
+        }
+        kernels.check_entries(listed)?;
+        let mut clashes = vec![];
+        for k in listed {
+            if self.inner.kernels.contains_key(k.name) {
+                clashes.push(format!("{} (shipped)", k.name));
+            } else if let Some((_, i)) = table.by_name.get(k.name) {
+                clashes.push(format!("{} (of `{}`)", k.name, table.crates[*i].0.name()));
             }
-        })
+        }
+        if !clashes.is_empty() {
+            clashes.truncate(4);
+            return Err(kernels.error(format!(
+                "kernel names already in use: {}; give your operators and types names of their own \
+                 (Named::NAME, and the names in `entries!`)",
+                clashes.join(", ")
+            )));
+        }
+        if let Backend::Cuda(c) = &self.inner.backend {
+            c.load_user(&module, kernels.ptx())
+                .map_err(|e| kernels.error(format!("the driver refused its PTX: {e}")))?;
+        }
+        let i = table.crates.len();
+        table.crates.push((*kernels, module));
+        table.by_name.extend(listed.iter().map(|k| (k.name, (k, i))));
+        add_to_index(&mut table.index, listed);
+        Ok(())
+    }
+
+    /// Run `f` on the index of the loaded kernels crates' kernels.
+    pub(crate) fn with_user_index<R>(&self, f: impl FnOnce(&Index) -> R) -> R {
+        f(&self.inner.user.read().unwrap_or_else(|e| e.into_inner()).index)
+    }
+
+    /// The kernel named `name` and, for a loaded crate's, its module key.
+    fn find_kernel(&self, name: &str) -> Option<(&'static HostKernel, Option<String>)> {
+        if let Some(&k) = self.inner.kernels.get(name) {
+            return Some((k, None));
+        }
+        let table = self.inner.user.read().unwrap_or_else(|e| e.into_inner());
+        table.by_name.get(name).map(|&(k, i)| (k, Some(table.crates[i].1.clone())))
+    }
+
+    /// Look up a kernel by its entry name: shipped, or of a loaded kernels
+    /// crate.
+    pub fn kernel(&self, name: &str) -> Result<&'static HostKernel> {
+        self.find_kernel(name).map(|(k, _)| k).ok_or_else(|| self.unknown_kernel(name))
+    }
+
+    /// The error for a kernel name found nowhere, with similar names.
+    fn unknown_kernel(&self, name: &str) -> Error {
+        let table = self.inner.user.read().unwrap_or_else(|e| e.into_inner());
+        let mut close: Vec<&str> = (self.inner.kernels.keys().copied())
+            .chain(table.by_name.keys().copied())
+            .filter(|k| k.split('_').take(2).eq(name.split('_').take(2)))
+            .collect();
+        close.sort_unstable();
+        close.truncate(8);
+        Error::UnknownKernel {
+            name: name.into(),
+            hint: if close.is_empty() { String::new() } else { format!("; similar: {}", close.join(", ")) },
+        }
     }
 
     /// Launch a kernel by name, checking the arguments against its
@@ -694,7 +792,7 @@ impl Context {
     /// device, large enough for everything the kernel reads and writes with
     /// the other arguments.
     pub unsafe fn launch(&self, name: &str, cfg: LaunchConfig, args: &[Arg]) -> Result<()> {
-        let k = self.kernel(name)?;
+        let (k, module) = self.find_kernel(name).ok_or_else(|| self.unknown_kernel(name))?;
         if !args.iter().map(Arg::kind).eq(k.params.iter().copied()) {
             let kinds: Vec<ParamKind> = args.iter().map(Arg::kind).collect();
             let show = |v: &[ParamKind]| v.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", ");
@@ -721,7 +819,17 @@ impl Context {
                 }
                 // SAFETY: argument kinds match the kernel (checked above);
                 // pointers are the caller's contract.
-                unsafe { c.launch(s, name, cfg.grid, cfg.block, cfg.shared_bytes, &mut slots[..args.len()]) }
+                unsafe {
+                    c.launch(
+                        s,
+                        name,
+                        module.as_deref(),
+                        cfg.grid,
+                        cfg.block,
+                        cfg.shared_bytes,
+                        &mut slots[..args.len()],
+                    )
+                }
             }
             (Backend::Emu(e), _) => e
                 .launch(k, cfg.grid, cfg.block, cfg.shared_bytes as usize, args)
@@ -760,7 +868,7 @@ impl Context {
         // SAFETY: the element at `addr` is `size` bytes, 4-byte aligned.
         unsafe {
             self.launch(
-                Family("util_set_words").get(Instance::of(""), 32, || "set_first".into())?.name,
+                Family("util_set_words").get(self, Instance::of(""), 32, || "set_first".into())?.name,
                 LaunchConfig { grid: 1, block: 32, shared_bytes: 0 },
                 &[Arg::Ptr(addr), words[0].into(), words[1].into(), ((size / 4) as u32).into()],
             )
@@ -779,7 +887,7 @@ impl Context {
         }
         let grid = (n as u64).div_ceil(256).clamp(1, self.multiprocessors() as u64 * 8) as u32;
         let kernel =
-            Family("util_fill_hash").get(Instance::of(T::NAME), 256, || format!("fill_hash of {}", T::NAME))?;
+            Family("util_fill_hash").get(self, Instance::of(T::NAME), 256, || format!("fill_hash of {}", T::NAME))?;
         // SAFETY: the view holds n elements, which is what the kernel writes.
         unsafe {
             self.launch(

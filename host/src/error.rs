@@ -72,6 +72,12 @@ pub enum Error {
     /// device (segment offsets that decrease or pass the end of the input).
     #[error("invalid {what}: {reason}")]
     InvalidInput { what: &'static str, reason: String },
+    /// A kernels crate of yours that
+    /// [`Context::load_kernels`](crate::Context::load_kernels) cannot take:
+    /// kernels missing from its PTX, names the library or another loaded
+    /// crate already uses, PTX the driver refuses.
+    #[error("kernels crate `{krate}`: {reason}")]
+    UserKernels { krate: String, reason: String },
     /// The shipped kernel artifact could not be read (a packaging fault).
     #[error("kernel artifact {file}: {reason}")]
     Artifact { file: &'static str, reason: String },

@@ -40,6 +40,7 @@ pub mod scan;
 pub mod segmented;
 pub mod select;
 mod single_pass;
+pub mod user;
 
 pub use backend::BackendKind;
 pub use backend::emu::{EmuConfig, Fault, FaultKind};
@@ -55,6 +56,7 @@ pub use half;
 pub use scan::{Scan, ScanAlgorithm, ScanTemp};
 pub use segmented::{Segmented, SegmentedTemp};
 pub use select::{Predicate, Select, SelectTemp};
+pub use user::UserKernels;
 
 /// The crate README's examples, compiled and run as doc tests.
 #[doc = include_str!("../README.md")]

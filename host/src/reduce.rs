@@ -698,6 +698,22 @@ impl Context {
     ) -> Result<()> {
         self.reducer().argmax_into(x, out)
     }
+    /// Reduce with operator `Op` ([`Reducer::reduce_by`] with the default
+    /// settings): a built-in one, or one of yours whose kernels were
+    /// loaded with [`Context::load_kernels`] (see [`crate::user`]).
+    ///
+    /// ```
+    /// # let ctx = gpuprim::Context::new().unwrap();
+    /// use gpuprim::reduce::Max;
+    /// let x = ctx.upload(&[3i32, -7, 12]).unwrap();
+    /// assert_eq!(ctx.reduce_by::<i32, Max>(&x).unwrap(), 12);
+    /// ```
+    pub fn reduce_by<T: Scalar, Op: ReduceOp<T>>(&self, x: impl DeviceInput<T>) -> Result<Op::Acc>
+    where
+        Op::Acc: DeviceRepr,
+    {
+        self.reducer().reduce_by::<T, Op>(x)
+    }
     /// Stream-ordered [`Reducer::reduce_by`] into `out[0]`.
     ///
     /// ```
@@ -723,39 +739,23 @@ impl Context {
     }
 }
 
-pub use gpuprim_kernels::ops::{Accumulate, BitAnd, BitOr, BitXor, Integer, Max, Min, Monoid, Product, Sum};
+pub use gpuprim_kernels::ops::{Accumulate, BitAnd, BitOr, BitXor, Integer, Max, Min, Monoid, Named, Product, Sum};
 
-/// An operator the reduction kernels are instantiated for: an associative,
-/// commutative [`Monoid`] on its accumulator type, how elements of `T`
-/// enter it ([`Accumulate`]), and the name its kernels carry
-/// (`reduce_<variant>_<NAME>_<type>_b<block>`).
+/// An operator the reductions take: an associative, commutative
+/// [`Monoid`] on its accumulator type, how elements of `T` enter it
+/// ([`Accumulate`]), and the name its kernels carry ([`Named`],
+/// `reduce_<variant>_<NAME>_<type>_b<block>`). Every such operator is one;
+/// there is nothing to implement here.
 ///
-/// Kernels are compiled to PTX ahead of time, so a new operator needs two
-/// steps: implement [`Monoid`] and [`Accumulate`] for it in the kernels
-/// crate (on the GPU it runs as device code; `type Acc = T` and an
-/// identity `lift` reduce in the element type) and add it to the
-/// `entries!` list in `kernels/src/reduce/mod.rs` (as `Plain<T, YourOp>`,
-/// with the types and block sizes you want); then implement this trait
-/// with the same name and call [`Reducer::reduce_by`]. An operator without
-/// kernels gives [`Error::Unsupported`] before anything is launched.
-pub trait ReduceOp<T: kops::Element>: Accumulate<T> {
-    /// The operator's part of the kernel names.
-    const NAME: &'static str;
-}
-macro_rules! reduce_op {
-    ($op:ident, $name:literal, $bound:path) => {
-        impl<T: $bound> ReduceOp<T> for $op {
-            const NAME: &'static str = $name;
-        }
-    };
-}
-reduce_op!(Sum, "sum", kops::Element);
-reduce_op!(Product, "product", kops::Element);
-reduce_op!(Min, "min", kops::Element);
-reduce_op!(Max, "max", kops::Element);
-reduce_op!(BitAnd, "and", Integer);
-reduce_op!(BitOr, "or", Integer);
-reduce_op!(BitXor, "xor", Integer);
+/// Kernels are compiled to PTX ahead of time, so an operator of your own
+/// is defined in a kernels crate of yours that instantiates the generic
+/// reduction for it (`gpuprim_kernels::entries!`), built to PTX by
+/// `gpuprim-builder` and loaded with [`Context::load_kernels`](crate::Context::load_kernels);
+/// see the [user operators guide](crate::user). An operator with no
+/// kernel for the element type (loaded or shipped) gives
+/// [`Error::Unsupported`] before anything is launched.
+pub trait ReduceOp<T: kops::Element>: Accumulate<T> + Named {}
+impl<T: kops::Element, Op: Accumulate<T> + Named> ReduceOp<T> for Op {}
 
 /// Float element types (`f32`, `f64`, and `f16`, `bf16` from the `half`
 /// crate, which accumulate in `f32`), for norms.
@@ -1600,14 +1600,17 @@ impl<'c> Reducer<'c> {
         let mut names = Vec::with_capacity(plan.len() + 1);
         for i in 0..plan.len() {
             let (op, ty) = if i == 0 { (k.op.name(), k.input) } else { (k.op.partials(), k.partials) };
-            let kernel = family.get(Instance::of(ty).op(op), b, String::new).map_err(|_| self.why_missing(op, ty))?;
+            let kernel =
+                family.get(self.ctx, Instance::of(ty).op(op), b, String::new).map_err(|_| self.why_missing(op, ty))?;
             names.push(kernel.name);
         }
         let task = || format!("the finishing step of `{}` on {}", k.op.name(), k.input);
         match post {
             Post::None => {}
-            Post::SqrtMean { .. } => names.push(Family("util_sqrt_mean").get(Instance::of(acc), 32, task)?.name),
-            Post::ArgIndex => names.push(Family("util_arg_index").get(Instance::of(""), 32, task)?.name),
+            Post::SqrtMean { .. } => {
+                names.push(Family("util_sqrt_mean").get(self.ctx, Instance::of(acc), 32, task)?.name)
+            }
+            Post::ArgIndex => names.push(Family("util_arg_index").get(self.ctx, Instance::of(""), 32, task)?.name),
         }
         Ok(names)
     }
@@ -1618,7 +1621,7 @@ impl<'c> Reducer<'c> {
     fn why_missing(&self, op: &'static str, ty: &'static str) -> Error {
         let alg = self.algorithm;
         let what = Instance::of(ty).op(op);
-        let blocks = Family(alg.kernel()).blocks(what);
+        let blocks = Family(alg.kernel()).blocks(self.ctx, what);
         if !blocks.is_empty() {
             return Error::UnsupportedBlockSize {
                 block: self.block,
@@ -1627,7 +1630,9 @@ impl<'c> Reducer<'c> {
                 ),
             };
         }
-        if alg != ReduceAlgorithm::Vectorized && !Family(ReduceAlgorithm::Vectorized.kernel()).blocks(what).is_empty() {
+        if alg != ReduceAlgorithm::Vectorized
+            && !Family(ReduceAlgorithm::Vectorized.kernel()).blocks(self.ctx, what).is_empty()
+        {
             return Error::Unsupported {
                 what: format!("ReduceAlgorithm::{alg:?} for `{op}` on {ty}"),
                 reason: "the lecture variants are instantiated for i32, u32, i64, u64, f32 and f64; \
@@ -1635,10 +1640,7 @@ impl<'c> Reducer<'c> {
                     .into(),
             };
         }
-        Error::Unsupported {
-            what: format!("`{op}` on {ty}"),
-            reason: format!("no `{}` kernel is instantiated for it", alg.kernel()),
-        }
+        Error::Unsupported { what: format!("`{op}` on {ty}"), reason: Family(alg.kernel()).not_instantiated(what) }
     }
 
     /// Queue the passes of `plan` (and the finishing kernel of `post`) with

@@ -62,10 +62,9 @@ use crate::error::{Error, Result};
 use crate::kernel::{Family, Instance};
 use crate::single_pass::{Halves, Region};
 use gpuprim_kernels::Arg;
-use gpuprim_kernels::ops::Integer;
 use gpuprim_kernels::scan::{self as k, EXCLUSIVE, Item, policy, to_words};
 
-pub use gpuprim_kernels::ops::{BitAnd, BitOr, BitXor, Max, Min, Monoid, Product, Sum};
+pub use gpuprim_kernels::ops::{BitAnd, BitOr, BitXor, Max, Min, Monoid, Named, Product, Sum};
 pub use gpuprim_kernels::scan::affine::{Affine, Compose, Ring};
 
 /// The scan algorithms, block-level techniques first. Each is one kernel
@@ -187,37 +186,17 @@ const SCRATCH_GAP: usize = 256;
 pub trait ScanItem: DeviceRepr + Item {}
 impl<T: DeviceRepr + Item> ScanItem for T {}
 
-/// An associative operator with scan kernels for `T`: a [`Monoid`] and the
-/// name its kernels carry (`scan_lookback_{NAME}_{type}_b256`).
-pub trait ScanOp<T>: Monoid<T> {
-    /// The operator's part of kernel names.
-    const NAME: &'static str;
-}
-
-impl<T: Scalar> ScanOp<T> for Sum {
-    const NAME: &'static str = "sum";
-}
-impl<T: Scalar> ScanOp<T> for Product {
-    const NAME: &'static str = "product";
-}
-impl<T: Scalar> ScanOp<T> for Min {
-    const NAME: &'static str = "min";
-}
-impl<T: Scalar> ScanOp<T> for Max {
-    const NAME: &'static str = "max";
-}
-impl<T: Scalar + Integer> ScanOp<T> for BitAnd {
-    const NAME: &'static str = "and";
-}
-impl<T: Scalar + Integer> ScanOp<T> for BitOr {
-    const NAME: &'static str = "or";
-}
-impl<T: Scalar + Integer> ScanOp<T> for BitXor {
-    const NAME: &'static str = "xor";
-}
-impl<T: Ring> ScanOp<Affine<T>> for Compose {
-    const NAME: &'static str = "compose";
-}
+/// An operator the scans take: an associative [`Monoid`] on `T` and the
+/// name its kernels carry ([`Named`], `scan_lookback_{NAME}_{type}_b256`).
+/// Every such operator is one; there is nothing to implement here. An
+/// operator of your own needs kernels instantiated for it in a kernels
+/// crate of yours, loaded with
+/// [`Context::load_kernels`](crate::Context::load_kernels) (see the
+/// [user operators guide](crate::user)); without them a scan gives
+/// [`Error::Unsupported`] before launching
+/// anything.
+pub trait ScanOp<T>: Monoid<T> + Named {}
+impl<T, Op: Monoid<T> + Named> ScanOp<T> for Op {}
 
 // SAFETY: `#[repr(C)]` pairs of two equal plain numbers, no padding, valid
 // for every bit pattern, same layout on host and device.
@@ -469,7 +448,11 @@ impl<'c> Scan<'c> {
             .find(|&&(limit, _)| n as u64 <= limit)
             .map_or(DEFAULT_BLOCK, |&(_, b)| b);
         let what = Instance::of(T::NAME).op(Op::NAME);
-        if pick != DEFAULT_BLOCK && !Family(self.algorithm.kernel()).has(what, pick) { DEFAULT_BLOCK } else { pick }
+        if pick != DEFAULT_BLOCK && !Family(self.algorithm.kernel()).has(self.ctx, what, pick) {
+            DEFAULT_BLOCK
+        } else {
+            pick
+        }
     }
 
     /// Inclusive scan of `input` into `output` (same length).
@@ -697,7 +680,8 @@ impl<'c> Scan<'c> {
             what: format!("linear recurrence on `{}`", T::NAME),
             reason: "its kernels are instantiated for f32 and f64".into(),
         };
-        let kernel = |family| Family(family).get(Instance::of(T::NAME), 256, String::new).map_err(|_| unsupported());
+        let kernel =
+            |family| Family(family).get(self.ctx, Instance::of(T::NAME), 256, String::new).map_err(|_| unsupported());
         let maps_name = kernel("recurrence_maps")?.name;
         let values_name = kernel("recurrence_values")?.name;
         // Validate the scan before launching anything.
@@ -730,11 +714,11 @@ impl<'c> Scan<'c> {
         let family = self.algorithm.kernel();
         let what = Instance::of(T::NAME).op(Op::NAME);
         let task = || format!("{} scan with operator `{}` on `{}`", self.algorithm.name(), Op::NAME, T::NAME);
-        let phase1 = Family(family).get(what, block, task)?.name;
+        let phase1 = Family(family).get(self.ctx, what, block, task)?.name;
         let add = if self.algorithm.is_single_pass() {
             ""
         } else {
-            Family("scan_add_prefix").get(what, ADD_BLOCK, task)?.name
+            Family("scan_add_prefix").get(self.ctx, what, ADD_BLOCK, task)?.name
         };
         let tile = self.algorithm.tile_len::<T>(block);
         let smem = k::smem_bytes::<T>(family, block).unwrap_or(0);

@@ -412,7 +412,7 @@ impl<'c> Segmented<'c> {
         let (n, segments) = (input.view.len() as u64, output.view.len() as u64);
         let what = Instance::of(T::NAME).op(Op::NAME);
         let task = || format!("segmented `{}` on `{}`", Op::NAME, T::NAME);
-        let kernel = Family("segmented_reduce").get(what, self.block, task)?;
+        let kernel = Family("segmented_reduce").get(self.ctx, what, self.block, task)?;
         let (offsets, seg_len) = match segs {
             Segs::Offsets(addr) => {
                 if offsets_len as u64 != segments + 1 {
@@ -495,7 +495,7 @@ impl<'c> Segmented<'c> {
         let (n, segments) = (input.view.len() as u64, output.view.len() as u64);
         let what = Instance::of(T::NAME).op(Op::NAME);
         let task = || format!("segmented `{}` on `{}` over begin/end ranges", Op::NAME, T::NAME);
-        let kernel = Family("segmented_ranges").get(what, self.block, task)?;
+        let kernel = Family("segmented_ranges").get(self.ctx, what, self.block, task)?;
         for (what, got) in [("segment begins", begins.view.len()), ("segment ends", ends.view.len())] {
             if got as u64 != segments {
                 return Err(Error::LengthMismatch { what, expected: segments as usize, got });

@@ -579,7 +579,7 @@ impl<'c> Select<'c> {
             let key = if what.key.is_empty() { String::new() } else { format!("keys `{}`, values ", what.key) };
             format!("{family} on {key}`{}`", what.ty)
         };
-        let kernel = Family(family).get(what, self.block, task)?;
+        let kernel = Family(family).get(self.ctx, what, self.block, task)?;
         if count.len() < ways as usize {
             return Err(Error::LengthMismatch { what: "select count", expected: ways as usize, got: count.len() });
         }
@@ -623,7 +623,7 @@ impl<'c> Select<'c> {
         let launch = |region: Region| -> Result<()> {
             if region.clear_first > 0 {
                 let words = region.clear_first.div_ceil(8) as u64;
-                let clear = Family("scan_clear").get(Instance::of(""), 256, || "status clearing".into())?;
+                let clear = Family("scan_clear").get(self.ctx, Instance::of(""), 256, || "status clearing".into())?;
                 let grid = words.div_ceil(256).clamp(1, self.ctx.multiprocessors() as u64 * 4) as u32;
                 // SAFETY: the region holds `clear_first` bytes of status,
                 // rounded up to whole words inside 16-byte-aligned storage.

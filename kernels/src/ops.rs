@@ -223,6 +223,32 @@ pub trait Monoid<T>: Copy + 'static {
     fn combine(a: T, b: T) -> T;
 }
 
+/// The name an operator's kernels carry, and the host finds them by: the
+/// `name` of its `ops [name = ..]` entry in
+/// [`entries!`](crate::entries) (`reduce_vectorized_<NAME>_i32_b256`).
+/// Implement it next to the operator, in the crate that defines it: the
+/// host's `gpuprim::reduce::ReduceOp` and `gpuprim::scan::ScanOp` hold for
+/// every [`Named`] operator with the right [`Monoid`] or [`Accumulate`].
+///
+/// ```
+/// use gpuprim_kernels::ops::{Monoid, Named};
+/// #[derive(Clone, Copy)]
+/// struct MaxAbs;
+/// impl Monoid<i32> for MaxAbs {
+///     fn identity() -> i32 { 0 }
+///     // The larger magnitude; of equal ones the larger value (commutative).
+///     fn combine(a: i32, b: i32) -> i32 { if (b.unsigned_abs(), b) > (a.unsigned_abs(), a) { b } else { a } }
+/// }
+/// impl Named for MaxAbs {
+///     const NAME: &'static str = "maxabs";
+/// }
+/// ```
+pub trait Named {
+    /// Lower-case letters, digits and `_`, unique among the operators a
+    /// program loads kernels for.
+    const NAME: &'static str;
+}
+
 /// How an operator reduces elements of `T`: the type it accumulates (and
 /// returns) in, and how an element enters it. Sums and products accumulate
 /// in [`Element::Acc`] (wider than `T` for the 8- and 16-bit types);
@@ -374,6 +400,23 @@ macro_rules! accumulate_in {
         }
     };
 }
+macro_rules! named {
+    ($($op:ident => $name:literal,)*) => {$(
+        impl Named for $op {
+            const NAME: &'static str = $name;
+        }
+    )*};
+}
+named! {
+    Sum => "sum",
+    Product => "product",
+    Min => "min",
+    Max => "max",
+    BitAnd => "and",
+    BitOr => "or",
+    BitXor => "xor",
+}
+
 accumulate_in! {
     Sum: Element => wide;
     Product: Element => wide;

@@ -77,10 +77,12 @@ pub fn run(repo: &Repo, keep_debug: bool) -> Result<()> {
         }
     }
 
-    // (c2) the consumer (examples/consumer: gpuprim as a dependency), built as
-    // `cargo xtask consumer` builds it: MSRV toolchain, no CUDA around.
-    let consumer = crate::consumer::build(repo).context("building the consumer")?;
-    add_program(&dir, "consumer", &consumer, keep_debug)?;
+    // (c2) the examples outside the workspace (gpuprim as a dependency, and
+    // user operators from a kernels crate of their own), built as `cargo
+    // xtask consumer` builds them: MSRV toolchain, no CUDA around.
+    for (example, exe) in crate::consumer::build(repo).context("building the examples outside the workspace")? {
+        add_program(&dir, example.program, &exe, keep_debug)?;
+    }
 
     // (d) cargo-nextest itself, in the same archive (23 MB -> 8 MB).
     add_program(&dir, "cargo-nextest", &nextest, true)?;

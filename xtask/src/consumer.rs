@@ -1,11 +1,14 @@
 //! gpuprim as its users get it.
 //!
-//! `cargo xtask consumer`: builds `examples/consumer/` (a crate outside the
-//! workspace that depends on gpuprim by path) with the MSRV toolchain named
-//! by `rust-version` in the workspace's Cargo.toml, in an environment with
-//! nothing of CUDA in it, and runs it: it checks sums, scans, views and
-//! threads against CPU references on whatever backend `Context::new()`
-//! picks.
+//! `cargo xtask consumer`: builds the crates of [`EXAMPLES`] (crates
+//! outside the workspace that depend on gpuprim by path) with the MSRV
+//! toolchain named by `rust-version` in the workspace's Cargo.toml, in an
+//! environment with nothing of CUDA in it, and runs them: each checks its
+//! results against CPU references on whatever backend `Context::new()`
+//! picks. `examples/consumer` checks sums, scans, views and threads;
+//! `examples/user-ops` has a kernels crate of its own (its build script
+//! compiles it with gpuprim-builder, which needs the pinned nightly: the
+//! one thing not on the MSRV) and checks its operators.
 //!
 //! `cargo xtask package`: `cargo package` of the published crates
 //! (gpuprim-kernels and gpuprim, verified: each built from its .crate the
@@ -22,11 +25,22 @@ use anyhow::{Context, Result, bail};
 
 use crate::util::{self, Repo};
 
-/// The consumer crate, relative to the repository root.
-pub const CONSUMER_DIR: &str = "examples/consumer";
-/// Its binary's name (its package name).
-const CONSUMER_BIN: &str = "gpuprim-consumer";
-/// Its own target directory, so it does not fight the workspace's build.
+/// An example crate outside the workspace: its folder relative to the
+/// repository root, its binary's name (its package name), and the name
+/// of its program in the GPU bundle.
+pub struct Example {
+    pub dir: &'static str,
+    pub bin: &'static str,
+    pub program: &'static str,
+}
+
+/// The crates `cargo xtask consumer` builds and runs.
+pub const EXAMPLES: [Example; 2] = [
+    Example { dir: "examples/consumer", bin: "gpuprim-consumer", program: "consumer" },
+    Example { dir: "examples/user-ops", bin: "gpuprim-user-ops", program: "user-ops" },
+];
+/// Their target directory (shared: they build the same gpuprim), apart
+/// from the workspace's so that the two builds do not fight.
 const CONSUMER_TARGET: &str = "target/consumer";
 /// `cargo package`'s target directory (its .crate files land in `package/`).
 const PACKAGE_TARGET: &str = "target/package-check";
@@ -39,42 +53,50 @@ const GPUPRIM_MUST_HAVE: [&str; 4] = ["kernels/ptx.zst", "kernels/sm_80.zst", "k
 /// Every published crate carries both licenses.
 const LICENSES: [&str; 2] = ["LICENSE-MIT", "LICENSE-APACHE"];
 
-/// `cargo xtask consumer`: build with the MSRV, then run.
+/// `cargo xtask consumer`: build each example with the MSRV, then run it.
 pub fn run(repo: &Repo) -> Result<()> {
-    let exe = build(repo)?;
-    // Run as built, in the caller's environment (less what a parent cargo
-    // leaks): where a driver is present, the consumer should find it.
-    let mut cmd = Command::new(&exe);
-    repo.clean(&mut cmd);
-    cmd.env_remove("RUSTUP_TOOLCHAIN");
-    util::run(&mut cmd).context("the consumer's checks failed (its output above says which)")
+    for (example, exe) in build(repo)? {
+        // Run as built, in the caller's environment (less what a parent
+        // cargo leaks): where a driver is present, the example should find it.
+        let mut cmd = Command::new(&exe);
+        repo.clean(&mut cmd);
+        cmd.env_remove("RUSTUP_TOOLCHAIN");
+        util::run(&mut cmd)
+            .with_context(|| format!("{}'s checks failed (its output above says which)", example.dir))?;
+    }
+    Ok(())
 }
 
-/// Builds the consumer in release mode with the MSRV toolchain and a
-/// CUDA-free environment (also checks its formatting); returns its binary.
-pub fn build(repo: &Repo) -> Result<PathBuf> {
-    let manifest = repo.root.join(CONSUMER_DIR).join("Cargo.toml");
-    // Formatting: the workspace's `cargo fmt --all` does not reach it.
-    util::run(repo.cargo().arg("fmt").arg("--check").arg("--manifest-path").arg(&manifest))
-        .context("the consumer is not formatted (`cargo fmt --manifest-path examples/consumer/Cargo.toml`)")?;
-
+/// Builds the examples in release mode with the MSRV toolchain and a
+/// CUDA-free environment (also checks their formatting); returns their
+/// binaries.
+pub fn build(repo: &Repo) -> Result<Vec<(&'static Example, PathBuf)>> {
     let toolchain = msrv_toolchain(repo)?;
     let target = repo.root.join(CONSUMER_TARGET);
-    let mut cmd = cargo_with(repo, &toolchain);
-    // --locked: its Cargo.lock is committed; a stale one fails here rather
-    // than being rewritten behind everyone's back.
-    cmd.args(["build", "--release", "--locked", "--manifest-path"]).arg(&manifest).arg("--target-dir").arg(&target);
-    util::run(&mut cmd).with_context(|| {
-        format!(
-            "building {CONSUMER_DIR} with Rust {toolchain} (the MSRV) failed; if gpuprim's dependencies changed, \
-             refresh its lock file: cargo +{toolchain} update --manifest-path {CONSUMER_DIR}/Cargo.toml --workspace"
-        )
-    })?;
-    let exe = target.join("release").join(CONSUMER_BIN);
-    if !util::is_executable(&exe) {
-        bail!("the consumer built, but {} is not there", exe.display());
+    let mut built = Vec::new();
+    for example in &EXAMPLES {
+        let dir = example.dir;
+        let manifest = repo.root.join(dir).join("Cargo.toml");
+        // Formatting: the workspace's `cargo fmt --all` does not reach it.
+        util::run(repo.cargo().args(["fmt", "--all", "--check", "--manifest-path"]).arg(&manifest))
+            .with_context(|| format!("{dir} is not formatted (`cargo fmt --all --manifest-path {dir}/Cargo.toml`)"))?;
+        let mut cmd = cargo_with(repo, &toolchain);
+        // --locked: its Cargo.lock is committed; a stale one fails here
+        // rather than being rewritten behind everyone's back.
+        cmd.args(["build", "--release", "--locked", "--manifest-path"]).arg(&manifest).arg("--target-dir").arg(&target);
+        util::run(&mut cmd).with_context(|| {
+            format!(
+                "building {dir} with Rust {toolchain} (the MSRV) failed; if gpuprim's dependencies changed, \
+                 refresh its lock file: cargo +{toolchain} update --manifest-path {dir}/Cargo.toml --workspace"
+            )
+        })?;
+        let exe = target.join("release").join(example.bin);
+        if !util::is_executable(&exe) {
+            bail!("{dir} built, but {} is not there", exe.display());
+        }
+        built.push((example, exe));
     }
-    Ok(exe)
+    Ok(built)
 }
 
 /// `cargo xtask package`: package and verify the published crates, then

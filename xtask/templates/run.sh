@@ -11,9 +11,11 @@
 #             (CUDA tests fail instead of skipping when CUDA is unusable), then
 #             print how many tests ran or were skipped per backend.
 #             EXTRA goes to nextest (e.g. a test-name filter).
-#   consumer  ./consumer (examples/consumer: gpuprim used as a dependency,
-#             built with the MSRV), which checks sums, scans, views and
-#             threads against CPU references; fails unless it ran on CUDA.
+#   consumer  ./consumer and ./user-ops (examples/consumer: gpuprim used as
+#             a dependency, built with the MSRV, checks sums, scans, views and
+#             threads; examples/user-ops: operators from a kernels crate of
+#             its own, loaded with Context::load_kernels), each against CPU
+#             references; fails unless both ran on CUDA.
 #   sanitize  compute-sanitizer memcheck, racecheck and synccheck, each
 #             separately, on ./sanitize if bundled, else on ./demo --small.
 #   bench     ./bench all --out OUTDIR --cub CUB_BENCH EXTRA..., where
@@ -170,24 +172,31 @@ run_tests() {
   return "$rc"
 }
 
-# The consumer must pick CUDA by itself here: GPUPRIM_REQUIRE_GPU=1 makes it
-# fail on the emulator, and its `consumer: backend:` line must say cuda.
+# The examples outside the workspace (gpuprim as a dependency: consumer;
+# operators from a kernels crate of its own: user-ops) must pick CUDA by
+# themselves here: GPUPRIM_REQUIRE_GPU=1 makes them fail on the emulator,
+# and each one's `<name>: backend:` line must say cuda.
 run_consumer() {
-  local log="$OUT/consumer.txt" rc prog
-  echo "== consumer (output: $log)"
-  if ! prog=$(program consumer); then
-    echo "consumer: ./consumer is not in the bundle"
-    return 1
-  fi
-  (
-    cd "$ROOT" && GPUPRIM_REQUIRE_GPU=1 "$prog"
-  ) 2>&1 | tee "$log"
-  rc=${PIPESTATUS[0]}
-  if [ "$rc" -eq 0 ] && ! grep -qx 'consumer: backend: cuda' "$log"; then
-    echo "consumer: it did not report the CUDA backend on this GPU machine"
-    rc=1
-  fi
-  echo "consumer: $(verdict consumer "$rc")"
+  local rc=0 name log prog one
+  for name in consumer user-ops; do
+    log="$OUT/$name.txt"
+    echo "== $name (output: $log)"
+    if ! prog=$(program "$name"); then
+      echo "$name: ./$name is not in the bundle"
+      rc=1
+      continue
+    fi
+    (
+      cd "$ROOT" && GPUPRIM_REQUIRE_GPU=1 "$prog"
+    ) 2>&1 | tee "$log"
+    one=${PIPESTATUS[0]}
+    if [ "$one" -eq 0 ] && ! grep -qx "$name: backend: cuda" "$log"; then
+      echo "$name: it did not report the CUDA backend on this GPU machine"
+      one=1
+    fi
+    echo "$name: $(verdict "$name" "$one")"
+    [ "$one" -eq 0 ] || rc=$one
+  done
   return "$rc"
 }
 

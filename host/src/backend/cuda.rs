@@ -231,19 +231,28 @@ impl Cuda {
     }
 
     /// The function handle of entry `name`, loading its group on first use:
-    /// machine code for this GPU when shipped, else PTX.
-    fn function(&self, name: &str) -> Result<sys::CUfunction> {
+    /// machine code for this GPU when shipped, else PTX. With `module`,
+    /// the entry is in that module of [`Cuda::load_user`]'s instead.
+    fn function(&self, name: &str, module: Option<&str>) -> Result<sys::CUfunction> {
         let mut loaded = self.loaded.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(&f) = loaded.functions.get(name) {
             return Ok(f as sys::CUfunction);
         }
-        let group = artifact::group_of(name);
-        let module = match loaded.modules.get(group) {
-            Some(&m) => m as sys::CUmodule,
+        let module = match module {
+            Some(key) => match loaded.modules.get(key) {
+                Some(&m) => m as sys::CUmodule,
+                None => return Err(unknown(name, &format!(" (its module {key} is not loaded)"))),
+            },
             None => {
-                let m = self.load_group(group, name)?;
-                loaded.modules.insert(group.to_string(), m as usize);
-                m
+                let group = artifact::group_of(name);
+                match loaded.modules.get(group) {
+                    Some(&m) => m as sys::CUmodule,
+                    None => {
+                        let m = self.load_group(group, name)?;
+                        loaded.modules.insert(group.to_string(), m as usize);
+                        m
+                    }
+                }
             }
         };
         let cname = std::ffi::CString::new(name).map_err(|_| unknown(name, ""))?;
@@ -288,6 +297,23 @@ impl Cuda {
         self.extra.lock().unwrap_or_else(|e| e.into_inner()).push(archive);
     }
 
+    /// Load the PTX of a kernels crate of the user's as module `key`, once
+    /// (later calls with the same key do nothing).
+    pub fn load_user(&self, key: &str, ptx: &str) -> Result<()> {
+        let mut loaded = self.loaded.lock().unwrap_or_else(|e| e.into_inner());
+        if loaded.modules.contains_key(key) {
+            return Ok(());
+        }
+        self.bind()?;
+        let mut text = ptx.as_bytes().to_vec();
+        text.push(0);
+        // SAFETY: NUL-terminated PTX text.
+        let m = unsafe { result::module::load_data(text.as_ptr() as *const c_void) }
+            .during("cuModuleLoadData (a kernels crate's PTX)")?;
+        loaded.modules.insert(key.to_string(), m as usize);
+        Ok(())
+    }
+
     /// Load every shipped module now (what a JIT of everything costs).
     pub fn preload_all(&self) -> Result<usize> {
         let archive = match self.image {
@@ -306,22 +332,25 @@ impl Cuda {
         Ok(n)
     }
 
-    /// Queue `name` on `stream`. Arguments are 64-bit slots holding each
-    /// parameter's bytes at their start (little-endian).
+    /// Queue `name` (of the user module `module`, or shipped) on `stream`.
+    /// Arguments are 64-bit slots holding each parameter's bytes at their
+    /// start (little-endian).
     ///
     /// # Safety
     /// The argument values must match the kernel's parameters, pointers must
     /// be live device allocations large enough for what the kernel touches.
+    #[allow(clippy::too_many_arguments)]
     pub unsafe fn launch(
         &self,
         stream: &CudaStream,
         name: &str,
+        module: Option<&str>,
         grid: u32,
         block: u32,
         shared: u32,
         slots: &mut [u64],
     ) -> Result<()> {
-        let func = self.function(name)?;
+        let func = self.function(name, module)?;
         let mut ptrs = [std::ptr::null_mut::<c_void>(); 16];
         if slots.len() > ptrs.len() {
             return Err(Error::BadLaunch {
@@ -399,7 +428,7 @@ impl Cuda {
         // SAFETY: the hold kernel takes (flag: *const u32, timeout_ns: u64,
         // timed_out: *mut u32); both pointers are device addresses of live
         // mapped words, which outlive the kernel (each call waits for it).
-        unsafe { self.launch(stream, gpuprim_kernels::timing::HOLD_KERNEL, 1, 32, 0, &mut slots)? };
+        unsafe { self.launch(stream, gpuprim_kernels::timing::HOLD_KERNEL, None, 1, 32, 0, &mut slots)? };
         // From here on the flag must be set on every path, or the next wait
         // for the stream would last until the timeout.
         let mut release = Release { cuda: self, stream, words, synchronized: false };

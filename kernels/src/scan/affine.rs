@@ -107,6 +107,10 @@ unsafe impl Shuffle for Affine<f64> {}
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Compose;
 
+impl crate::ops::Named for Compose {
+    const NAME: &'static str = "compose";
+}
+
 impl<T: Ring> Monoid<Affine<T>> for Compose {
     #[inline(always)]
     fn identity() -> Affine<T> {

@@ -1,0 +1,214 @@
+//! Operators of a user's own, on the GPU and on the emulator: this crate
+//! sits outside the repository's workspace, like a user's, and has a
+//! kernels crate (`kernels/`) that instantiates gpuprim's generic
+//! reduction and scan for its `MaxAbs` and `FillForward`; `build.rs`
+//! compiles that crate to PTX with gpuprim-builder.
+//!
+//! It checks, against CPU references on fresh pseudo-random inputs (the
+//! seed is printed; `GPUPRIM_USER_OPS_SEED=<n>` repeats a run), that:
+//! before loading, the operators are refused with a typed error; after
+//! [`Context::load_kernels`], `reduce_by::<i32, MaxAbs>` and the inclusive
+//! and exclusive `FillForward` scans are right at several sizes; a forked
+//! context on the same device sees them; a context of its own (the
+//! emulator) does not until it loads them too. It runs these on the
+//! backend `Context::new()` picks and, when that is CUDA, on the emulator
+//! as well. It exits non-zero, saying what differed, on any mismatch; with
+//! `GPUPRIM_REQUIRE_GPU=1` it also fails when no GPU is used.
+
+use std::process::ExitCode;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use gpuprim::{BackendKind, Context, Error};
+use user_ops_kernels::{FillForward, MaxAbs};
+
+type Check = Result<String, String>;
+
+fn main() -> ExitCode {
+    let seed = match std::env::var("GPUPRIM_USER_OPS_SEED") {
+        Ok(s) => match s.parse::<u64>() {
+            Ok(seed) => seed,
+            Err(_) => {
+                eprintln!("user-ops: GPUPRIM_USER_OPS_SEED={s:?} is not a number");
+                return ExitCode::FAILURE;
+            }
+        },
+        Err(_) => SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64),
+    };
+    let ctx = match Context::new() {
+        Ok(ctx) => ctx,
+        Err(e) => {
+            eprintln!("user-ops: FAILED: Context::new(): {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    println!("user-ops: backend: {}", ctx.backend());
+    println!("user-ops: device: {}", ctx.device_name());
+    println!("user-ops: seed: {seed}");
+    if std::env::var("GPUPRIM_REQUIRE_GPU").as_deref() == Ok("1") && ctx.backend() != BackendKind::Cuda {
+        eprintln!("user-ops: FAILED: GPUPRIM_REQUIRE_GPU=1 but Context::new() chose the CPU emulator");
+        return ExitCode::FAILURE;
+    }
+    let mut rng = Rng(seed);
+    let mut contexts = vec![ctx.clone()];
+    if ctx.backend() == BackendKind::Cuda {
+        contexts.push(Context::emulator());
+    }
+    let mut checks: Vec<(String, Check)> = Vec::new();
+    for c in &contexts {
+        let on = c.backend();
+        checks.push((format!("refused before loading ({on})"), refused_before_loading(c)));
+        checks.push((format!("load_kernels ({on})"), load(c)));
+        // The emulator runs every GPU thread as a coroutine: keep it quick.
+        let big = match on {
+            BackendKind::Cuda => (1 << 24) + rng.below(1 << 16),
+            BackendKind::Emulator => 20_000 + rng.below(5_000),
+        };
+        // Around a block's tile (256 threads), one element, and large.
+        let sizes = [1, 255 + rng.below(3), 4096 + rng.below(4096), big];
+        checks.push((format!("reduce_by MaxAbs ({on})"), max_abs(c, &mut rng, &sizes)));
+        checks.push((format!("FillForward scans ({on})"), fill_forward(c, &mut rng, &sizes)));
+        checks.push((format!("forked context ({on})"), forked(c, &mut rng)));
+    }
+    checks.push(("another device's context".into(), other_context(&mut rng)));
+    let mut failed = 0;
+    for (name, result) in &checks {
+        match result {
+            Ok(what) => println!("user-ops: ok     {name}: {what}"),
+            Err(why) => {
+                failed += 1;
+                println!("user-ops: FAILED {name}: {why}");
+            }
+        }
+    }
+    if failed > 0 {
+        eprintln!(
+            "user-ops: FAILED: {failed} of {} checks (GPUPRIM_USER_OPS_SEED={seed} repeats the run)",
+            checks.len()
+        );
+        return ExitCode::FAILURE;
+    }
+    println!("user-ops: all {} checks passed on {}", checks.len(), ctx.device_name());
+    ExitCode::SUCCESS
+}
+
+fn kernels() -> gpuprim::UserKernels {
+    gpuprim::user_kernels!(user_ops_kernels)
+}
+
+/// Before `load_kernels`, the user's operators have no kernels here.
+fn refused_before_loading(ctx: &Context) -> Check {
+    let x = ctx.upload(&[1, -2, 3]).map_err(|e| e.to_string())?;
+    match ctx.reduce_by::<i32, MaxAbs>(&x) {
+        Err(Error::Unsupported { reason, .. }) if reason.contains("load_kernels") => {
+            Ok("Error::Unsupported, naming load_kernels".into())
+        }
+        other => Err(format!("expected Error::Unsupported naming load_kernels, got {other:?}")),
+    }
+}
+
+fn load(ctx: &Context) -> Check {
+    let k = kernels();
+    ctx.load_kernels(&k).map_err(|e| e.to_string())?;
+    // Loading again is allowed and changes nothing.
+    ctx.load_kernels(&k).map_err(|e| format!("loading a second time: {e}"))?;
+    Ok(format!("{} ({} bytes of PTX), twice", k.name(), k.ptx().len()))
+}
+
+fn max_abs(ctx: &Context, rng: &mut Rng, sizes: &[usize]) -> Check {
+    for &n in sizes {
+        let data = rng.i32s(n);
+        let want = data.iter().copied().fold(0, MaxAbs::apply);
+        let x = ctx.upload(&data).map_err(|e| e.to_string())?;
+        let got = ctx.reduce_by::<i32, MaxAbs>(&x).map_err(|e| format!("n = {n}: {e}"))?;
+        if got != want {
+            return Err(format!("n = {n}: got {got}, expected {want}"));
+        }
+    }
+    Ok(format!("sizes {sizes:?}"))
+}
+
+fn fill_forward(ctx: &Context, rng: &mut Rng, sizes: &[usize]) -> Check {
+    for &n in sizes {
+        // Mostly zeros, so that values are carried over long gaps, some of
+        // them across tiles.
+        let data: Vec<i32> = (0..n).map(|_| if rng.below(300) == 0 { rng.i32s(1)[0] } else { 0 }).collect();
+        let init = rng.i32s(1)[0];
+        let mut inclusive = Vec::with_capacity(n);
+        let mut exclusive = Vec::with_capacity(n);
+        let (mut acc, mut ex) = (0, init);
+        for &v in &data {
+            exclusive.push(ex);
+            acc = FillForward::apply(acc, v);
+            ex = FillForward::apply(ex, v);
+            inclusive.push(acc);
+        }
+        let x = ctx.upload(&data).map_err(|e| e.to_string())?;
+        let mut y = ctx.upload(&vec![i32::MIN; n]).map_err(|e| e.to_string())?;
+        ctx.inclusive_scan_by(&x, &mut y, FillForward).map_err(|e| format!("inclusive, n = {n}: {e}"))?;
+        first_difference(&y.to_vec().map_err(|e| e.to_string())?, &inclusive)
+            .map_or(Ok(()), |i| Err(format!("inclusive, n = {n}: first difference at {i}")))?;
+        y.copy_from_host(&vec![i32::MIN; n]).map_err(|e| e.to_string())?;
+        ctx.exclusive_scan_by(&x, &mut y, init, FillForward).map_err(|e| format!("exclusive, n = {n}: {e}"))?;
+        first_difference(&y.to_vec().map_err(|e| e.to_string())?, &exclusive)
+            .map_or(Ok(()), |i| Err(format!("exclusive, n = {n}: first difference at {i}")))?;
+    }
+    Ok(format!("inclusive and exclusive, sizes {sizes:?}"))
+}
+
+/// A context on another stream of the same device shares what was loaded.
+fn forked(ctx: &Context, rng: &mut Rng) -> Check {
+    let other = ctx.fork().map_err(|e| e.to_string())?;
+    let data = rng.i32s(1000);
+    let x = other.upload(&data).map_err(|e| e.to_string())?;
+    let got = other.reduce_by::<i32, MaxAbs>(&x).map_err(|e| e.to_string())?;
+    let want = data.iter().copied().fold(0, MaxAbs::apply);
+    if got != want {
+        return Err(format!("got {got}, expected {want}"));
+    }
+    Ok("the fork finds the loaded kernels".into())
+}
+
+/// A context of its own needs its own `load_kernels`.
+fn other_context(rng: &mut Rng) -> Check {
+    let fresh = Context::emulator();
+    refused_before_loading(&fresh)?;
+    fresh.load_kernels(&kernels()).map_err(|e| e.to_string())?;
+    let data = rng.i32s(100);
+    let x = fresh.upload(&data).map_err(|e| e.to_string())?;
+    let got = fresh.reduce_by::<i32, MaxAbs>(&x).map_err(|e| e.to_string())?;
+    let want = data.iter().copied().fold(0, MaxAbs::apply);
+    if got != want {
+        return Err(format!("got {got}, expected {want}"));
+    }
+    Ok("refused, then loaded and right".into())
+}
+
+fn first_difference(got: &[i32], want: &[i32]) -> Option<usize> {
+    (got.len() != want.len())
+        .then_some(got.len().min(want.len()))
+        .or_else(|| got.iter().zip(want).position(|(a, b)| a != b))
+}
+
+/// SplitMix64.
+struct Rng(u64);
+
+impl Rng {
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` (n > 0; the modulo bias is irrelevant here).
+    fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+
+    /// `n` integers over the whole range, so that magnitudes and signs vary
+    /// (i32::MIN included now and then).
+    fn i32s(&mut self, n: usize) -> Vec<i32> {
+        (0..n).map(|_| self.next_u64() as i32 >> self.below(31)).collect()
+    }
+}

@@ -1,0 +1,211 @@
+//! Your own operators: kernels crates of yours, loaded into a [`Context`].
+//!
+//! gpuprim's kernels are generic over their operator ([`Monoid`],
+//! [`Accumulate`]) and element type, and compiled to PTX ahead of time.
+//! An operator of your own therefore gets kernels the same way the
+//! shipped ones do, in three parts:
+//!
+//! 1. **A kernels crate** (`#![no_std]`, depending on `gpuprim-kernels`)
+//!    defines the operator, names it ([`Named`]) and instantiates the
+//!    generic kernels for it with `gpuprim_kernels::entries!`. The same
+//!    crate builds for the GPU (the kernels) and for the host (a
+//!    `register` function that lists them, for the emulator and for
+//!    checking launches).
+//! 2. **Your crate's `build.rs`** compiles it to PTX with
+//!    `gpuprim_builder::Builder::new("kernels").build()`. That needs the
+//!    nightly gpuprim pins and its `rust-src` component (the builder's
+//!    errors name the `rustup` command); your crate itself stays on
+//!    stable. Your crate also depends on the kernels crate as a normal
+//!    dependency, for its `register` function and its operator types.
+//! 3. **At run time** [`Context::load_kernels`] takes
+//!    [`user_kernels!`](crate::user_kernels)`(your_kernels)`: the PTX
+//!    (embedded from the build script's output) and the host half. From
+//!    then on [`reduce_by`](crate::reduce::Reducer::reduce_by),
+//!    [`inclusive_scan_by`](Context::inclusive_scan_by) and the other
+//!    operator-generic calls find your instances on CUDA and on the
+//!    emulator, where your code gets the emulator's race, barrier and
+//!    bounds checks like the library's own.
+//!
+//! ```ignore
+//! // kernels/src/lib.rs: the kernels crate.
+//! #![no_std]
+//! #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx))]
+//! #[cfg(not(target_arch = "nvptx64"))]
+//! extern crate std;
+//!
+//! use gpuprim_kernels::ops::{Accumulate, Monoid, Named};
+//! use gpuprim_kernels::reduce::reduction::{Plain, Reduction};
+//! use gpuprim_kernels::reduce::vectorized::reduce_vectorized;
+//!
+//! #[derive(Clone, Copy, Debug, Default)]
+//! pub struct MaxAbs;
+//! impl Monoid<i32> for MaxAbs {
+//!     const COMMUTATIVE: bool = true;
+//!     fn identity() -> i32 { 0 }
+//!     fn combine(a: i32, b: i32) -> i32 {
+//!         if (b.unsigned_abs(), b) > (a.unsigned_abs(), a) { b } else { a }
+//!     }
+//! }
+//! impl Accumulate<i32> for MaxAbs {
+//!     type Acc = i32;
+//!     fn lift(x: i32) -> i32 { x }
+//! }
+//! impl Named for MaxAbs {
+//!     const NAME: &'static str = "maxabs";
+//! }
+//!
+//! gpuprim_kernels::entries! {
+//!     reduce_vectorized(a: *const <Op as Reduction>::In, b: *const <Op as Reduction>::In, n: u64,
+//!          partials: *mut <Op as Reduction>::Acc, out: *mut <Op as Reduction>::Acc,
+//!          counter: *mut u32, mode: u32) => reduce_vectorized::<Op, {B}>;
+//!         ops [maxabs = Plain<T, MaxAbs>] types [i32] blocks [256];
+//! }
+//!
+//! // build.rs of your crate:
+//! fn main() {
+//!     gpuprim_builder::Builder::new("kernels").build().unwrap_or_else(|e| panic!("{e}"));
+//! }
+//!
+//! // src/main.rs of your crate:
+//! let ctx = gpuprim::Context::new()?;
+//! ctx.load_kernels(&gpuprim::user_kernels!(my_kernels))?;
+//! let x = ctx.upload(&[3, -7, 5])?;
+//! assert_eq!(ctx.reduce_by::<i32, my_kernels::MaxAbs>(&x)?, -7);
+//! ```
+//!
+//! The kernel families, their parameters and the operators' contracts are
+//! those of the shipped instantiation lists (`reduce/mod.rs`,
+//! `scan/mod.rs` of `gpuprim-kernels`): copy the line of the family you
+//! want and change `ops`, `types` and `blocks`.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+
+use gpuprim_kernels::HostKernel;
+
+use crate::error::{Error, Result};
+#[allow(unused_imports)] // for the docs
+use crate::{
+    Context,
+    reduce::{Accumulate, Monoid, Named},
+};
+
+/// A kernels crate of yours, ready for [`Context::load_kernels`]: its
+/// name, its PTX and the function that lists its kernels on the host.
+/// Made by [`user_kernels!`](crate::user_kernels).
+#[derive(Clone, Copy)]
+pub struct UserKernels {
+    name: &'static str,
+    ptx: &'static str,
+    register: fn(&mut Vec<HostKernel>),
+}
+
+impl std::fmt::Debug for UserKernels {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "UserKernels({}, {} bytes of PTX)", self.name, self.ptx.len())
+    }
+}
+
+impl UserKernels {
+    /// A kernels crate from its parts: `name` (for messages), the PTX text
+    /// `gpuprim-builder` wrote, and the crate's `register` function (which
+    /// `gpuprim_kernels::entries!` generates). The two must come from the
+    /// same sources: [`Context::load_kernels`] checks that every kernel
+    /// `register` lists is in the PTX.
+    pub const fn new(name: &'static str, ptx: &'static str, register: fn(&mut Vec<HostKernel>)) -> Self {
+        UserKernels { name, ptx, register }
+    }
+
+    /// The crate's name.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The PTX text.
+    pub fn ptx(&self) -> &'static str {
+        self.ptx
+    }
+
+    /// The crate's kernels as the host sees them, listed once per process
+    /// (the records must live as long as the contexts that use them).
+    pub(crate) fn host_kernels(&self) -> &'static [HostKernel] {
+        type Listed = HashMap<(usize, usize), &'static [HostKernel]>;
+        static LISTED: OnceLock<Mutex<Listed>> = OnceLock::new();
+        let mut listed = LISTED.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+        let key = (self.ptx.as_ptr() as usize, self.register as usize);
+        listed.entry(key).or_insert_with(|| {
+            let mut v = Vec::new();
+            (self.register)(&mut v);
+            Vec::leak(v)
+        })
+    }
+
+    /// Every kernel of `kernels` is an entry of the PTX; else the error
+    /// naming the first few that are not.
+    pub(crate) fn check_entries(&self, kernels: &[HostKernel]) -> Result<()> {
+        let entries: std::collections::HashSet<&str> = ptx_entries(self.ptx).collect();
+        let missing: Vec<&str> = kernels.iter().map(|k| k.name).filter(|n| !entries.contains(n)).collect();
+        if kernels.is_empty() {
+            return Err(self.error("its `register` lists no kernels (is its `entries!` list empty?)".into()));
+        }
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let shown: Vec<&str> = missing.iter().take(4).copied().collect();
+        Err(self.error(format!(
+            "{} of its {} kernels are not in its PTX ({}{}): the PTX was built from other sources or features \
+             than the crate linked into this program; rebuild both",
+            missing.len(),
+            kernels.len(),
+            shown.join(", "),
+            if missing.len() > shown.len() { ", ..." } else { "" }
+        )))
+    }
+
+    pub(crate) fn error(&self, reason: String) -> Error {
+        Error::UserKernels { krate: self.name.into(), reason }
+    }
+}
+
+/// The names of the kernels (`.entry` directives) of a PTX text.
+pub(crate) fn ptx_entries(ptx: &str) -> impl Iterator<Item = &str> {
+    ptx.lines().filter_map(|line| {
+        let rest =
+            line.trim_start().strip_prefix(".visible .entry ").or_else(|| line.trim_start().strip_prefix(".entry "))?;
+        let name = rest.split(|c: char| c == '(' || c.is_whitespace()).next()?;
+        (!name.is_empty()).then_some(name)
+    })
+}
+
+/// A [`UserKernels`] for the kernels crate `krate` (a dependency of your
+/// crate), with the PTX that `gpuprim_builder::Builder` wrote for it into
+/// this crate's `OUT_DIR` (`<krate>.ptx`, the crate's name with `_`s).
+/// A second argument gives the PTX text instead.
+///
+/// ```ignore
+/// ctx.load_kernels(&gpuprim::user_kernels!(my_kernels))?;
+/// ```
+#[macro_export]
+macro_rules! user_kernels {
+    ($krate:ident) => {
+        $crate::user::UserKernels::new(
+            ::core::stringify!($krate),
+            ::core::include_str!(::core::concat!(::core::env!("OUT_DIR"), "/", ::core::stringify!($krate), ".ptx")),
+            $krate::register,
+        )
+    };
+    ($krate:ident, $ptx:expr) => {
+        $crate::user::UserKernels::new(::core::stringify!($krate), $ptx, $krate::register)
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_the_entries_of_a_ptx_text() {
+        let ptx = ".version 8.7\n.target sm_70\n\n\t// .globl\tadd_one\n.visible .entry add_one(\n\t.param .u64 a\n)\n{\n}\n.entry two (\n)\n.func helper()\n";
+        assert_eq!(ptx_entries(ptx).collect::<Vec<_>>(), ["add_one", "two"]);
+    }
+}
