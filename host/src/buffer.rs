@@ -29,16 +29,7 @@ use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
 
-/// Plain data that can live in device memory: numbers, and the pairs and
-/// records kernels exchange.
-///
-/// # Safety
-/// Implement only for `Copy` types without padding or pointers, valid for
-/// every bit pattern, with the same layout on host and device.
-pub unsafe trait DeviceRepr: Copy + Default + Send + Sync + std::fmt::Debug + 'static {
-    /// The type's name in kernel entry names (`"f32"`).
-    const NAME: &'static str;
-}
+pub use gpuprim_kernels::DeviceRepr;
 
 /// Element types of reductions and scans. `Acc` is the type sums and
 /// products accumulate and return in (a wider one for the 8- and 16-bit
@@ -60,23 +51,6 @@ unsafe impl WideRepr for i64 {}
 unsafe impl WideRepr for u64 {}
 // SAFETY: 8-byte numbers.
 unsafe impl WideRepr for f64 {}
-
-macro_rules! plain {
-    ($($t:ty => $name:literal),* $(,)?) => {$(
-        // SAFETY: a plain number: no padding, every bit pattern valid.
-        unsafe impl DeviceRepr for $t {
-            const NAME: &'static str = $name;
-        }
-    )*};
-}
-plain!(u8 => "u8", i8 => "i8", u16 => "u16", i16 => "i16", i32 => "i32", u32 => "u32", i64 => "i64",
-       u64 => "u64", f32 => "f32", f64 => "f64", half::f16 => "f16", half::bf16 => "bf16");
-
-// SAFETY: an 8-byte value (`WideRepr`) then an 8-byte index: 16 bytes,
-// no padding. A 4-byte `W` would leave padding, so it is not covered.
-unsafe impl<W: WideRepr> DeviceRepr for gpuprim_kernels::reduce::reduction::Indexed<W> {
-    const NAME: &'static str = "indexed";
-}
 
 pub(crate) fn as_bytes<T: DeviceRepr>(s: &[T]) -> &[u8] {
     // SAFETY: DeviceRepr types are plain data without padding.

@@ -198,24 +198,6 @@ impl<T: DeviceRepr + Item> ScanItem for T {}
 pub trait ScanOp<T>: Monoid<T> + Named {}
 impl<T, Op: Monoid<T> + Named> ScanOp<T> for Op {}
 
-// SAFETY: `#[repr(C)]` pairs of two equal plain numbers, no padding, valid
-// for every bit pattern, same layout on host and device.
-unsafe impl DeviceRepr for Affine<u16> {
-    const NAME: &'static str = "affine_u16";
-}
-// SAFETY: as above.
-unsafe impl DeviceRepr for Affine<u32> {
-    const NAME: &'static str = "affine_u32";
-}
-// SAFETY: as above.
-unsafe impl DeviceRepr for Affine<f32> {
-    const NAME: &'static str = "affine_f32";
-}
-// SAFETY: as above.
-unsafe impl DeviceRepr for Affine<f64> {
-    const NAME: &'static str = "affine_f64";
-}
-
 /// Reusable temporary storage for scans. Make one with [`Scan::temp`]
 /// (sized for an input length, element type, algorithm and block size) and
 /// pass it to the `*_with_temp` calls, so repeated scans allocate nothing.

@@ -73,6 +73,65 @@
 //! assert_eq!(ctx.reduce_by::<i32, my_kernels::MaxAbs>(&x)?, -7);
 //! ```
 //!
+//! # Element types of your own
+//!
+//! A `#[repr(C)]` plain-data struct of 4, 8, 12 or 16 bytes can be the
+//! element of the scans (and of buffers, uploads and downloads): derive
+//! `bytemuck::Pod` for it and declare it with
+//! `gpuprim_kernels::device_type!` in your kernels crate, next to its
+//! operators; instantiate the families for it there under its own name.
+//!
+//! ```
+//! #[repr(C)]
+//! #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+//! pub struct Complex {
+//!     pub re: f32,
+//!     pub im: f32,
+//! }
+//! gpuprim_kernels::device_type!(Complex);
+//!
+//! # fn main() -> gpuprim::Result<()> {
+//! let ctx = gpuprim::Context::emulator();
+//! let z = [Complex { re: 1.0, im: -2.0 }, Complex { re: 0.5, im: 3.0 }];
+//! let buf = ctx.upload(&z)?;
+//! assert_eq!(buf.to_vec()?, z);
+//! # Ok(()) }
+//! ```
+//!
+//! What is not plain data is refused when it compiles: padding (here
+//! three bytes after `a`) ...
+//!
+//! ```compile_fail,E0277
+//! #[repr(C)]
+//! #[derive(Clone, Copy, Debug, Default)]
+//! pub struct Padded {
+//!     a: u8,
+//!     b: u32,
+//! }
+//! gpuprim_kernels::device_type!(Padded);
+//! ```
+//!
+//! ... pointers and references ...
+//!
+//! ```compile_fail,E0277
+//! #[derive(Clone, Copy, Debug, Default)]
+//! pub struct Borrowed(&'static u64);
+//! gpuprim_kernels::device_type!(Borrowed);
+//! ```
+//!
+//! ... and sizes a warp shuffle does not move (24 bytes here).
+//!
+//! ```compile_fail,E0080
+//! #[repr(C)]
+//! #[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
+//! pub struct Welford {
+//!     count: f64,
+//!     mean: f64,
+//!     m2: f64,
+//! }
+//! gpuprim_kernels::device_type!(Welford);
+//! ```
+//!
 //! The kernel families, their parameters and the operators' contracts are
 //! those of the shipped instantiation lists (`reduce/mod.rs`,
 //! `scan/mod.rs` of `gpuprim-kernels`): copy the line of the family you

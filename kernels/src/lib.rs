@@ -59,6 +59,7 @@ pub mod gpu;
 pub mod lectures;
 pub mod ops;
 pub mod reduce;
+mod repr;
 pub mod scan;
 pub mod segmented;
 pub mod select;
@@ -73,10 +74,12 @@ pub mod warp;
 
 #[cfg(not(target_arch = "nvptx64"))]
 pub use entry::host::{Arg, HostKernel, KernelParam, ParamKind};
+pub use repr::DeviceRepr;
 
 /// What [`entries!`] expands to in other crates; not an API.
 #[doc(hidden)]
 pub mod __private {
+    pub use bytemuck;
     pub use paste;
 }
 

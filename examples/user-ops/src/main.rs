@@ -7,8 +7,11 @@
 //! It checks, against CPU references on fresh pseudo-random inputs (the
 //! seed is printed; `GPUPRIM_USER_OPS_SEED=<n>` repeats a run), that:
 //! before loading, the operators are refused with a typed error; after
-//! [`Context::load_kernels`], `reduce_by::<i32, MaxAbs>` and the inclusive
-//! and exclusive `FillForward` scans are right at several sizes; a forked
+//! [`Context::load_kernels`], `reduce_by::<i32, MaxAbs>`, the inclusive
+//! and exclusive `FillForward` scans and the scans of products of its own
+//! 2x2 matrix type `Mat2` (random matrices, and the Fibonacci matrix, whose
+//! powers hold the Fibonacci numbers modulo 2^32) are exact at several
+//! sizes; a forked
 //! context on the same device sees them; a context of its own (the
 //! emulator) does not until it loads them too. It runs these on the
 //! backend `Context::new()` picks and, when that is CUDA, on the emulator
@@ -19,7 +22,7 @@ use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use gpuprim::{BackendKind, Context, Error};
-use user_ops_kernels::{FillForward, MaxAbs};
+use user_ops_kernels::{FillForward, Mat2, MatMul, MaxAbs};
 
 type Check = Result<String, String>;
 
@@ -67,6 +70,8 @@ fn main() -> ExitCode {
         let sizes = [1, 255 + rng.below(3), 4096 + rng.below(4096), big];
         checks.push((format!("reduce_by MaxAbs ({on})"), max_abs(c, &mut rng, &sizes)));
         checks.push((format!("FillForward scans ({on})"), fill_forward(c, &mut rng, &sizes)));
+        checks.push((format!("Mat2 product scans ({on})"), mat_products(c, &mut rng, &sizes)));
+        checks.push((format!("Fibonacci modulo 2^32 ({on})"), fibonacci(c, big)));
         checks.push((format!("forked context ({on})"), forked(c, &mut rng)));
     }
     checks.push(("another device's context".into(), other_context(&mut rng)));
@@ -155,6 +160,54 @@ fn fill_forward(ctx: &Context, rng: &mut Rng, sizes: &[usize]) -> Check {
     Ok(format!("inclusive and exclusive, sizes {sizes:?}"))
 }
 
+/// Running products of random matrices (the order matters: a scan that
+/// combined out of order would differ), inclusive and exclusive.
+fn mat_products(ctx: &Context, rng: &mut Rng, sizes: &[usize]) -> Check {
+    for &n in sizes {
+        let data: Vec<Mat2> = (0..n).map(|_| rng.mat2()).collect();
+        let init = rng.mat2();
+        let (mut inclusive, mut exclusive) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        let (mut acc, mut ex) = (Mat2::IDENTITY, init);
+        for &m in &data {
+            exclusive.push(ex);
+            acc = acc.mul(m);
+            ex = ex.mul(m);
+            inclusive.push(acc);
+        }
+        let poison = Mat2 { a: u32::MAX, b: 7, c: u32::MAX, d: 7 };
+        let x = ctx.upload(&data).map_err(|e| e.to_string())?;
+        let mut y = ctx.upload(&vec![poison; n]).map_err(|e| e.to_string())?;
+        ctx.inclusive_scan_by(&x, &mut y, MatMul).map_err(|e| format!("inclusive, n = {n}: {e}"))?;
+        first_difference(&y.to_vec().map_err(|e| e.to_string())?, &inclusive)
+            .map_or(Ok(()), |i| Err(format!("inclusive, n = {n}: first difference at {i}")))?;
+        y.copy_from_host(&vec![poison; n]).map_err(|e| e.to_string())?;
+        ctx.exclusive_scan_by(&x, &mut y, init, MatMul).map_err(|e| format!("exclusive, n = {n}: {e}"))?;
+        first_difference(&y.to_vec().map_err(|e| e.to_string())?, &exclusive)
+            .map_or(Ok(()), |i| Err(format!("exclusive, n = {n}: first difference at {i}")))?;
+    }
+    Ok(format!("inclusive and exclusive, sizes {sizes:?}"))
+}
+
+/// The powers of `[[1, 1], [1, 0]]` by an inclusive scan: the `k`-th
+/// (from 1) is `[[F(k+1), F(k)], [F(k), F(k-1)]]`; checked against the
+/// Fibonacci numbers by addition, modulo 2^32.
+fn fibonacci(ctx: &Context, n: usize) -> Check {
+    let step = Mat2 { a: 1, b: 1, c: 1, d: 0 };
+    let x = ctx.upload(&vec![step; n]).map_err(|e| e.to_string())?;
+    let mut y = ctx.upload(&vec![Mat2::default(); n]).map_err(|e| e.to_string())?;
+    ctx.inclusive_scan_by(&x, &mut y, MatMul).map_err(|e| e.to_string())?;
+    let powers = y.to_vec().map_err(|e| e.to_string())?;
+    let (mut prev, mut cur) = (0u32, 1u32); // F(k-1), F(k) for k = 1
+    for (i, p) in powers.iter().enumerate() {
+        let next = prev.wrapping_add(cur);
+        if (p.a, p.b, p.c, p.d) != (next, cur, cur, prev) {
+            return Err(format!("power {}: got {p:?}, expected F = ({next}, {cur}, {cur}, {prev})", i + 1));
+        }
+        (prev, cur) = (cur, next);
+    }
+    Ok(format!("F(1) ..= F({n}) exact, F({n}) mod 2^32 = {cur}", cur = prev))
+}
+
 /// A context on another stream of the same device shares what was loaded.
 fn forked(ctx: &Context, rng: &mut Rng) -> Check {
     let other = ctx.fork().map_err(|e| e.to_string())?;
@@ -183,7 +236,7 @@ fn other_context(rng: &mut Rng) -> Check {
     Ok("refused, then loaded and right".into())
 }
 
-fn first_difference(got: &[i32], want: &[i32]) -> Option<usize> {
+fn first_difference<T: PartialEq>(got: &[T], want: &[T]) -> Option<usize> {
     (got.len() != want.len())
         .then_some(got.len().min(want.len()))
         .or_else(|| got.iter().zip(want).position(|(a, b)| a != b))
@@ -204,6 +257,12 @@ impl Rng {
     /// Uniform in `0..n` (n > 0; the modulo bias is irrelevant here).
     fn below(&mut self, n: usize) -> usize {
         (self.next_u64() % n as u64) as usize
+    }
+
+    /// A matrix of random words.
+    fn mat2(&mut self) -> Mat2 {
+        let (x, y) = (self.next_u64(), self.next_u64());
+        Mat2 { a: x as u32, b: (x >> 32) as u32, c: y as u32, d: (y >> 32) as u32 }
     }
 
     /// `n` integers over the whole range, so that magnitudes and signs vary
