@@ -39,11 +39,12 @@
 //! **Operators.** [`Sum`], [`Product`], [`Min`], [`Max`] on `i32`, `u32`,
 //! `i64`, `u64`, `f32`, `f64`; [`BitAnd`], [`BitOr`], [`BitXor`] on the
 //! integers; [`Compose`] on [`Affine`]`<u16 | u32 | f32 | f64>`. Kernels are
-//! compiled to PTX ahead of time, so a user-defined operator is defined in
-//! the kernels crate: implement [`Monoid`] for it there (associativity is
-//! all a scan needs), add it to the `scan_entries!` list in
-//! `kernels/src/scan/mod.rs`, and implement [`ScanOp`] for it here to give
-//! its kernel name. A combination that is not instantiated is an
+//! compiled to PTX ahead of time, so an operator (or element type) of your
+//! own is defined in a kernels crate of yours: implement [`Monoid`]
+//! (associativity is all a scan needs) and [`Named`] for it there,
+//! instantiate `scan_lookback` for it with `gpuprim_kernels::entries!`,
+//! and load the crate with [`Context::load_kernels`] (the whole flow is in
+//! [`crate::user`]). A combination that is not instantiated is an
 //! [`Error::Unsupported`], not a crash.
 //!
 //! Integer results wrap on overflow, as the kernels' arithmetic does. Float

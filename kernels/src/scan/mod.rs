@@ -33,10 +33,12 @@
 //! `output`.
 //!
 //! **User-defined operators.** Kernels are compiled to PTX ahead of time,
-//! so an operator must live in this crate to run on the GPU: implement
-//! [`Monoid`] for it (associativity is all a scan
-//! needs), add it to the `scan_entries!` list below, and name it on the
-//! host (`gpuprim::scan::ScanOp`).
+//! so an operator needs an instantiation in some kernels crate: implement
+//! [`Monoid`] (associativity is all a scan needs) and
+//! [`Named`](crate::ops::Named) for it, and instantiate `scan_lookback`
+//! for it with [`entries!`](crate::entries), either in the
+//! `scan_entries!` list below (shipped) or in a kernels crate of your own
+//! that `gpuprim::Context::load_kernels` loads (see `gpuprim::user`).
 //!
 //! [`Monoid`]: crate::ops::Monoid
 
