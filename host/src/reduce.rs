@@ -739,7 +739,13 @@ impl Context {
     }
 }
 
-pub use gpuprim_kernels::ops::{Accumulate, BitAnd, BitOr, BitXor, Integer, Max, Min, Monoid, Named, Product, Sum};
+pub use gpuprim_kernels::ops::{
+    Accumulate, BitAnd, BitOr, BitXor, Fold, Integer, Map, Max, Min, Monoid, Named, Product, Sum,
+};
+pub use gpuprim_kernels::reduce::mapped::{ArgExtremes, ArgMinMax, BothExtremes, Extremes, MinMax};
+pub use gpuprim_kernels::reduce::reduction::Indexed;
+
+mod mapped;
 
 /// An operator the reductions take: an associative, commutative
 /// [`Monoid`] on its accumulator type, how elements of `T` enter it
@@ -1371,7 +1377,7 @@ impl<'c> Reducer<'c> {
     /// assert!(bytes >= 256);
     /// ```
     pub fn temp_bytes<T: Scalar>(&self, len: usize) -> Result<usize> {
-        // Every accumulator gets a 16-byte slot (argmin/argmax need that),
+        // Every accumulator gets a 32-byte slot (the largest there is),
         // and every operator on `T` has the same launch shape.
         Ok(Layout::of(&self.plan(len as u64, std::mem::size_of::<T>())?).end)
     }
@@ -1724,7 +1730,7 @@ impl<'c> Reducer<'c> {
 /// a fixed place (so storage reused with another layout still finds it
 /// zero), then the first and second partial buffers, then one accumulator
 /// (argmin/argmax's value and index, before its index goes to the
-/// output). Every accumulator gets 16 bytes.
+/// output). Every accumulator gets 32 bytes (the largest a shuffle moves).
 struct Layout {
     first: usize,
     second: usize,
@@ -1734,7 +1740,7 @@ struct Layout {
 
 impl Layout {
     fn of(plan: &[Pass]) -> Layout {
-        const ACC: usize = 16;
+        const ACC: usize = 32;
         let first = COUNTER_BYTES;
         let second = (first + plan[0].grid as usize * ACC).next_multiple_of(256);
         let slot = (second + plan.get(1).map(|p| p.grid as usize * ACC).unwrap_or(0)).next_multiple_of(ACC);

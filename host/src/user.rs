@@ -119,17 +119,15 @@
 //! gpuprim_kernels::device_type!(Borrowed);
 //! ```
 //!
-//! ... and sizes a warp shuffle does not move (24 bytes here).
+//! ... and sizes a warp shuffle does not move (40 bytes here).
 //!
 //! ```compile_fail,E0080
 //! #[repr(C)]
 //! #[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
-//! pub struct Welford {
-//!     count: f64,
-//!     mean: f64,
-//!     m2: f64,
+//! pub struct Moments {
+//!     sums: [f64; 5],
 //! }
-//! gpuprim_kernels::device_type!(Welford);
+//! gpuprim_kernels::device_type!(Moments);
 //! ```
 //!
 //! The kernel families, their parameters and the operators' contracts are

@@ -22,10 +22,12 @@
 
 use crate::gpu::atomic::AtomicAdd;
 use crate::gpu::warp::Shuffle;
+use core::marker::PhantomData;
 pub use half::{bf16, f16};
 
 /// Values the warp, block and single-pass layers move and combine: plain
-/// data that can cross a shuffle (1 to 16 bytes), the `T` of a
+/// data that can cross a shuffle (1 to 32 bytes; the scans' single-pass
+/// layer takes up to 16), the `T` of a
 /// [`Monoid<T>`]. Every [`Element`] is one; so are pairs such as
 /// [`Affine`](crate::scan::affine::Affine) maps.
 pub trait Item: Shuffle + Copy + 'static {}
@@ -247,6 +249,87 @@ pub trait Named {
     /// Lower-case letters, digits and `_`, unique among the operators a
     /// program loads kernels for.
     const NAME: &'static str;
+}
+
+/// A transform-reduce: each element of the input (with its index) becomes
+/// a value of [`Map::Out`], and those values are combined by [`Map::Op`],
+/// an associative and commutative [`Monoid`]. The map runs as the input is
+/// loaded, so the input is read once (`count_if`, mean and variance, a sum
+/// of squared differences, min and max together).
+///
+/// The map itself is the state the kernel gets: `self` is copied to the
+/// device as two 8-byte kernel parameters, so a map is plain data of at
+/// most 16 bytes (a threshold, a centre, a scale), and usually a unit
+/// struct. Its [`Named::NAME`] names its kernels, as an operator's does
+/// (`reduce_map_<NAME>_<type>_b<block>`, from an `entries!` line
+/// `ops [<NAME> = YourMap]`). `Out` may be any [`Item`] of up to 32 bytes.
+///
+/// ```
+/// use gpuprim_kernels::ops::{Map, Named, Sum};
+/// /// How many elements are above a threshold (counted in `u32`).
+/// #[derive(Clone, Copy)]
+/// #[repr(C)]
+/// pub struct CountAbove {
+///     pub threshold: f32,
+/// }
+/// impl Map<f32> for CountAbove {
+///     type Out = u32;
+///     type Op = Sum;
+///     fn map(&self, x: f32, _index: u64) -> u32 {
+///         (x > self.threshold) as u32
+///     }
+/// }
+/// impl Named for CountAbove {
+///     const NAME: &'static str = "count_above";
+/// }
+/// ```
+pub trait Map<In>: Named + Copy + 'static {
+    /// What each element becomes, and what partials and the result hold.
+    type Out: Item;
+    /// How values of `Out` combine: associative and commutative (blocks
+    /// combine in tree order, not input order).
+    type Op: Monoid<Self::Out>;
+    /// Element `x`, found at `index` of the input.
+    fn map(&self, x: In, index: u64) -> Self::Out;
+}
+
+/// The reduction of a plain operator as a [`Map`]: every element is its
+/// own value, combined by `Op`. What reduces elements of your own types
+/// (`ops [matmul = Fold<MatMul>] types [Mat2]`); named as `Op`. Holds no
+/// state (operators are types: [`Monoid`] has no `self`).
+#[derive(Debug)]
+pub struct Fold<Op>(PhantomData<Op>);
+
+impl<Op> Fold<Op> {
+    /// The map of `Op`.
+    pub const fn new() -> Self {
+        Fold(PhantomData)
+    }
+}
+impl<Op> Default for Fold<Op> {
+    fn default() -> Self {
+        Fold::new()
+    }
+}
+impl<Op> Clone for Fold<Op> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<Op> Copy for Fold<Op> {}
+// SAFETY: a zero-sized type: no bytes, so none uninitialised.
+unsafe impl<Op: 'static> bytemuck::NoUninit for Fold<Op> {}
+
+impl<T: Item, Op: Monoid<T> + Named> Map<T> for Fold<Op> {
+    type Out = T;
+    type Op = Op;
+    #[inline(always)]
+    fn map(&self, x: T, _index: u64) -> T {
+        x
+    }
+}
+impl<Op: Named> Named for Fold<Op> {
+    const NAME: &'static str = Op::NAME;
 }
 
 /// How an operator reduces elements of `T`: the type it accumulates (and

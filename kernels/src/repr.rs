@@ -5,7 +5,9 @@
 //! library, so that a kernels crate of yours can make its own types
 //! elements ([`device_type!`](crate::device_type)); `gpuprim` re-exports it.
 
+use crate::ops::Element;
 use crate::ops::WideElement;
+use crate::reduce::mapped::{ArgExtremes, Extremes};
 use crate::reduce::reduction::Indexed;
 use crate::scan::affine::Affine;
 
@@ -40,6 +42,16 @@ unsafe impl<W: WideElement + DeviceRepr> DeviceRepr for Indexed<W> {
     const NAME: &'static str = "indexed";
 }
 
+// SAFETY: two fields of one plain number type: no padding.
+unsafe impl<T: Element + DeviceRepr> DeviceRepr for Extremes<T> {
+    const NAME: &'static str = "extremes";
+}
+
+// SAFETY: two `Indexed<W>` (16 bytes each, no padding, as above).
+unsafe impl<W: WideElement + DeviceRepr> DeviceRepr for ArgExtremes<W> {
+    const NAME: &'static str = "arg_extremes";
+}
+
 macro_rules! affine {
     ($($t:ty => $name:literal),* $(,)?) => {$(
         // SAFETY: `#[repr(C)]` pairs of two equal plain numbers, no
@@ -59,8 +71,10 @@ affine!(u16 => "affine_u16", u32 => "affine_u32", f32 => "affine_f32", f64 => "a
 ///
 /// Checked at compile time: the type must be [`bytemuck::Pod`] (plain
 /// data: `#[repr(C)]` or transparent, no padding, no pointers, every bit
-/// pattern valid; derive it with `bytemuck`'s `derive` feature) and 4, 8,
-/// 12 or 16 bytes (what a warp shuffle moves). It also needs `Default` and
+/// pattern valid; derive it with `bytemuck`'s `derive` feature) and a
+/// multiple of 4 bytes up to 32 (what a warp shuffle moves). Reductions
+/// take every such size; scans take up to 16 bytes (the look-back
+/// publishes a tile's value in 16). It also needs `Default` and
 /// `Debug`. Implement it in the crate that defines the type.
 ///
 /// ```
@@ -87,7 +101,7 @@ affine!(u16 => "affine_u16", u32 => "affine_u32", f32 => "affine_f32", f64 => "a
 /// ```compile_fail
 /// #[repr(C)]
 /// #[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
-/// pub struct Wide { a: [f64; 3] }
+/// pub struct Wide { a: [f64; 5] }
 /// gpuprim_kernels::device_type!(Wide);
 /// ```
 #[macro_export]
@@ -98,8 +112,8 @@ macro_rules! device_type {
             plain_data::<$t>();
         };
         const _: () = ::core::assert!(
-            ::core::matches!(::core::mem::size_of::<$t>(), 4 | 8 | 12 | 16),
-            "a gpuprim element type must be 4, 8, 12 or 16 bytes (what a warp shuffle moves)"
+            ::core::matches!(::core::mem::size_of::<$t>(), 4 | 8 | 12 | 16 | 20 | 24 | 28 | 32),
+            "a gpuprim element type must be a multiple of 4 bytes up to 32 (what a warp shuffle moves)"
         );
         // SAFETY: `Pod` (checked above): `Copy` plain data without padding
         // or pointers, valid for every bit pattern, `#[repr(C)]` or

@@ -273,7 +273,7 @@ enum State {
 struct Request {
     mask: u32,
     shuffle: Option<(ShflMode, u32)>,
-    words: [u32; 4],
+    words: [u32; 8],
     len: usize,
     site: &'static Location<'static>,
 }
@@ -808,13 +808,13 @@ impl Hooks for ThreadCtx {
 
     fn sync_warp(&self, mask: u32, site: &'static Location<'static>) {
         let b = self.block();
-        b.requests.borrow_mut()[self.tid as usize] = Some(Request { mask, shuffle: None, words: [0; 4], len: 0, site });
+        b.requests.borrow_mut()[self.tid as usize] = Some(Request { mask, shuffle: None, words: [0; 8], len: 0, site });
         self.suspend(Event::Collective);
     }
 
     fn shuffle(&self, mask: u32, mode: ShflMode, arg: u32, words: &mut [u32], site: &'static Location<'static>) {
         let b = self.block();
-        let mut w = [0u32; 4];
+        let mut w = [0u32; 8];
         w[..words.len()].copy_from_slice(words);
         b.requests.borrow_mut()[self.tid as usize] =
             Some(Request { mask, shuffle: Some((mode, arg)), words: w, len: words.len(), site });

@@ -22,14 +22,16 @@ pub enum ShflMode {
     Idx,
 }
 
-/// A value that can cross a shuffle: plain data of 1, 2, 4, 8, 12 or 16
-/// bytes, moved as 32-bit words (a 1- or 2-byte value in the low bytes of
-/// one word).
+/// A value that can cross a shuffle: plain data of 1, 2 or a multiple of 4
+/// bytes up to 32, moved as 32-bit words (a 1- or 2-byte value in the low
+/// bytes of one word). Values over 16 bytes (a reduction's 24- or 32-byte
+/// accumulators) take more shuffles; the scans and the single-pass layer
+/// keep to 16.
 ///
 /// # Safety
-/// The type must be `Copy` plain data of size 1, 2, 4, 8, 12 or 16 with no
-/// padding, valid for any bit pattern that another lane's value of the type
-/// has.
+/// The type must be `Copy` plain data of size 1, 2, 4, 8, 12, 16, 20, 24,
+/// 28 or 32 with no padding, valid for any bit pattern that another lane's
+/// value of the type has.
 pub unsafe trait Shuffle: Copy {}
 
 // SAFETY: plain numbers of 1 or 2 bytes.
@@ -65,12 +67,29 @@ unsafe impl<A: Shuffle> Shuffle for (A, A) {}
 #[inline(always)]
 #[track_caller]
 pub fn shfl_sync<T: Shuffle>(mask: u32, mode: ShflMode, v: T, arg: u32) -> T {
+    const { assert!(matches!(core::mem::size_of::<T>(), 1 | 2 | 4 | 8 | 12 | 16 | 20 | 24 | 28 | 32)) };
+    // Sized at compile time: up to 16 bytes in four words, as always.
+    if core::mem::size_of::<T>() <= 16 {
+        shfl_words::<T, 4>(mask, mode, v, arg)
+    } else {
+        shfl_words::<T, 8>(mask, mode, v, arg)
+    }
+}
+
+/// [`shfl_sync`] through `N` words (at least the value's size).
+#[inline(always)]
+#[track_caller]
+fn shfl_words<T: Shuffle, const N: usize>(mask: u32, mode: ShflMode, v: T, arg: u32) -> T {
     let size = core::mem::size_of::<T>();
-    const { assert!(matches!(core::mem::size_of::<T>(), 1 | 2 | 4 | 8 | 12 | 16)) };
+    // Never taken: `shfl_sync` picks N for the size (a constant, so the
+    // branch it does not take is compiled away).
+    if size > 4 * N {
+        return v;
+    }
     let n = size.div_ceil(4);
-    let mut words = [0u32; 4];
+    let mut words = [0u32; N];
     // SAFETY: T is `size` bytes of plain data (trait contract); the words
-    // hold 16.
+    // hold 4 N >= size.
     unsafe { core::ptr::copy_nonoverlapping(&v as *const T as *const u8, words.as_mut_ptr() as *mut u8, size) };
     imp::shuffle(mask, mode, arg, &mut words[..n]);
     // SAFETY: the words are another lane's value of T.

@@ -15,6 +15,11 @@
 //! | 8 | [`reduce_shuffle`](crate::lectures::reduce::reduce_shuffle) | warp shuffles, one shared slot per warp |
 //! | 9 | [`reduce_vectorized`] | 16-byte vector loads, several in flight (the default) |
 //!
+//! [`mapped::reduce_map`] is variant 9 with a user [`Map`](crate::ops::Map)
+//! applied to each element as it is loaded (transform-reduce), for any
+//! element and accumulator type (min-max and argmin-argmax in one pass are
+//! built in).
+//!
 //! Every kernel takes `(a, b, n, partials, out, counter, mode)`: inputs `a`
 //! (and `b` for two-input reductions such as the dot product), the length,
 //! one partial per block, the result, a zeroed counter, and how the block
@@ -33,6 +38,7 @@
 //! `i64`, `u64` and `f64` alone and the other types' partials use those.
 
 pub mod finish;
+pub mod mapped;
 pub mod policy;
 pub mod reduction;
 pub mod vectorized;
@@ -41,6 +47,8 @@ pub use vectorized::reduce_vectorized;
 
 #[allow(unused_imports)]
 use crate::ops::*;
+#[allow(unused_imports)]
+use mapped::*;
 #[allow(unused_imports)]
 use reduction::*;
 
@@ -74,4 +82,11 @@ entries! {
         ops [argminp = ArgPartials<T, Smallest>, argmaxp = ArgPartials<T, Largest>]
         types [i64, u64, f64]
         blocks [32, 64, 128, 256, 512, 1024];
+    // Transform-reduce: min and max, argmin and argmax, each pair in one
+    // pass (every pass of a reduction is the same kernel).
+    reduce_map(a: *const T, s0: u64, s1: u64, n: u64, partials: *mut <Op as Map<T>>::Out,
+         out: *mut <Op as Map<T>>::Out, counter: *mut u32, mode: u32) => reduce_map::<T, Op, {B}>;
+        ops [minmax = MinMax, argminmax = ArgMinMax]
+        types [i8, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64]
+        blocks [256];
 }

@@ -290,7 +290,7 @@ impl Extreme for Largest {
 }
 
 #[inline(always)]
-fn pick<W: Element, E: Extreme>(a: Indexed<W>, b: Indexed<W>) -> Indexed<W> {
+pub(crate) fn pick<W: Element, E: Extreme>(a: Indexed<W>, b: Indexed<W>) -> Indexed<W> {
     if E::beats(b.value, a.value) || (!E::beats(a.value, b.value) && b.index < a.index) { b } else { a }
 }
 
