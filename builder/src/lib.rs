@@ -44,6 +44,10 @@ pub const PINNED_TOOLCHAIN: &str = "nightly-2026-05-20";
 /// driver compiles the PTX for the GPU it loads on).
 pub const DEFAULT_ARCH: &str = "sm_70";
 
+/// An environment variable naming a target directory for every build that
+/// sets none ([`Builder::target_dir`]).
+pub const TARGET_DIR_VAR: &str = "GPUPRIM_BUILDER_TARGET_DIR";
+
 /// The rustc target of the build.
 pub const TARGET: &str = "nvptx64-nvidia-cuda";
 
@@ -151,9 +155,11 @@ impl Builder {
         self
     }
 
-    /// cargo's target directory for the build (default: `gpuprim-builder/`
-    /// under the out dir); each toolchain, architecture and feature set
-    /// builds in its own subdirectory.
+    /// cargo's target directory for the build (default: the environment
+    /// variable `GPUPRIM_BUILDER_TARGET_DIR` where it is set, which lets
+    /// several crates share the build of `core` and `gpuprim-kernels`, else
+    /// `gpuprim-builder/` under the out dir); each toolchain, architecture
+    /// and feature set builds in its own subdirectory.
     pub fn target_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.target_dir = Some(dir.into());
         self
@@ -183,7 +189,9 @@ impl Builder {
             config.push('+');
             config.push_str(f);
         }
-        let target_dir = self.target_dir.clone().unwrap_or_else(|| out_dir.join("gpuprim-builder")).join(config);
+        let shared = env::var_os(TARGET_DIR_VAR).filter(|d| !d.is_empty()).map(PathBuf::from);
+        let target_dir =
+            self.target_dir.clone().or(shared).unwrap_or_else(|| out_dir.join("gpuprim-builder")).join(config);
         let mut cmd = Command::new("rustup");
         clean_build_env(&mut cmd, &[&target_dir]);
         cmd.args(["run", &self.toolchain, "cargo", "rustc", "--manifest-path"])
@@ -223,6 +231,7 @@ impl Builder {
         if env::var_os("OUT_DIR").is_some() {
             println!("cargo:rerun-if-changed={}", manifest.display());
             println!("cargo:rerun-if-changed={}", self.krate.join("src").display());
+            println!("cargo:rerun-if-env-changed={TARGET_DIR_VAR}");
         }
         Ok(Built { ptx: dest, name })
     }

@@ -198,6 +198,27 @@ impl Event {
             None => Ok(()),
         }
     }
+    /// GPU milliseconds from this event to `end` (both from
+    /// [`Context::record_timed_event`]), once `end` is reached: `None` on
+    /// the emulator, which keeps no GPU time.
+    ///
+    /// ```
+    /// # let ctx = gpuprim::Context::new().unwrap();
+    /// let x = ctx.upload(&vec![1.0f32; 1 << 16]).unwrap();
+    /// let start = ctx.record_timed_event().unwrap();
+    /// let mut out = ctx.alloc::<f32>(1).unwrap();
+    /// ctx.sum_into(&x, &mut out).unwrap();
+    /// let end = ctx.record_timed_event().unwrap();
+    /// if let Some(ms) = start.elapsed_ms(&end).unwrap() {
+    ///     println!("sum of 2^16 f32: {:.1} us", ms * 1e3);
+    /// }
+    /// ```
+    pub fn elapsed_ms(&self, end: &Event) -> Result<Option<f32>> {
+        match (&self.cuda, &end.cuda) {
+            (Some(a), Some(b)) => a.elapsed_ms(b).during("cuEventElapsedTime").map(Some),
+            _ => Ok(None),
+        }
+    }
 }
 
 impl From<cudarc::driver::CudaEvent> for Event {
@@ -410,6 +431,22 @@ impl Context {
             (Backend::Cuda(c), Some(s)) => {
                 c.bind()?;
                 let e = c.context().new_event(None).during("cuEventCreate")?;
+                e.record(s).during("cuEventRecord")?;
+                Ok(Event { cuda: Some(e) })
+            }
+            _ => Ok(Event { cuda: None }),
+        }
+    }
+
+    /// Record an event that keeps GPU time, for
+    /// [`Event::elapsed_ms`] (timing costs a little: plain
+    /// [`record_event`](Context::record_event) for ordering).
+    pub fn record_timed_event(&self) -> Result<Event> {
+        match (&self.inner.backend, self.cuda_stream()) {
+            (Backend::Cuda(c), Some(s)) => {
+                c.bind()?;
+                let flags = cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT;
+                let e = c.context().new_event(Some(flags)).during("cuEventCreate")?;
                 e.record(s).during("cuEventRecord")?;
                 Ok(Event { cuda: Some(e) })
             }

@@ -73,10 +73,54 @@
 //! assert_eq!(ctx.reduce_by::<i32, my_kernels::MaxAbs>(&x)?, -7);
 //! ```
 //!
+//! # Maps: transform-reduce
+//!
+//! A [`Map`] turns each element (and its index) into a value that an
+//! operator of the map's choosing combines, as the input is loaded: one
+//! read of the input for a count, a mean and variance, a norm. The map is
+//! a value: its fields (at most 16 bytes, `bytemuck::NoUninit`) reach
+//! the kernel as parameters, so a threshold is chosen at run time.
+//!
+//! ```ignore
+//! // In the kernels crate:
+//! use gpuprim_kernels::ops::{Map, Named, Sum};
+//! use gpuprim_kernels::reduce::mapped::reduce_map;
+//!
+//! #[derive(Clone, Copy, bytemuck::NoUninit)]
+//! #[repr(C)]
+//! pub struct CountAbove { pub threshold: f32 }
+//! impl Map<f32> for CountAbove {
+//!     type Out = u64;
+//!     type Op = Sum;
+//!     fn map(&self, x: f32, _index: u64) -> u64 { (x > self.threshold) as u64 }
+//! }
+//! impl Named for CountAbove { const NAME: &'static str = "count_above"; }
+//!
+//! gpuprim_kernels::entries! {
+//!     reduce_map(a: *const T, s0: u64, s1: u64, n: u64, partials: *mut <Op as Map<T>>::Out,
+//!          out: *mut <Op as Map<T>>::Out, counter: *mut u32, mode: u32) => reduce_map::<T, Op, {B}>;
+//!         ops [count_above = CountAbove] types [f32] blocks [256];
+//! }
+//!
+//! // In your crate, after load_kernels:
+//! let above = ctx.transform_reduce(&x, CountAbove { threshold: 0.5 })?;
+//! ```
+//!
+//! One instance serves every pass of every [`Finish`](crate::reduce::Finish)
+//! (the passes over block partials run the same kernel). Built in:
+//! [`MinMax`](crate::reduce::MinMax) and
+//! [`ArgMinMax`](crate::reduce::ArgMinMax)
+//! ([`Context::min_max`], [`Context::argmin_argmax`]). The examples
+//! `examples/count-above` and `examples/welford` (mean and variance in
+//! one pass, with a statistic type of its own) are complete crates.
+//!
 //! # Element types of your own
 //!
-//! A `#[repr(C)]` plain-data struct of 4, 8, 12 or 16 bytes can be the
-//! element of the scans (and of buffers, uploads and downloads): derive
+//! A `#[repr(C)]` plain-data struct of a multiple of 4 bytes, up to 32,
+//! can be the element of reductions (through
+//! [`reduce_with`](Context::reduce_with): `ops [<NAME> = Fold<YourOp>]`
+//! in the `reduce_map` line, and as a map's `Out`), up to 16 bytes also of
+//! the scans, and of buffers, uploads and downloads: derive
 //! `bytemuck::Pod` for it and declare it with
 //! `gpuprim_kernels::device_type!` in your kernels crate, next to its
 //! operators; instantiate the families for it there under its own name.
@@ -144,7 +188,7 @@ use crate::error::{Error, Result};
 #[allow(unused_imports)] // for the docs
 use crate::{
     Context,
-    reduce::{Accumulate, Monoid, Named},
+    reduce::{Accumulate, Map, Monoid, Named},
 };
 
 /// A kernels crate of yours, ready for [`Context::load_kernels`]: its

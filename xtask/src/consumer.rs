@@ -6,9 +6,10 @@
 //! environment with nothing of CUDA in it, and runs them: each checks its
 //! results against CPU references on whatever backend `Context::new()`
 //! picks. `examples/consumer` checks sums, scans, views and threads;
-//! `examples/user-ops` has a kernels crate of its own (its build script
-//! compiles it with gpuprim-builder, which needs the pinned nightly: the
-//! one thing not on the MSRV) and checks its operators.
+//! `examples/user-ops`, `examples/welford` and `examples/count-above` each
+//! have a kernels crate of their own (their build scripts compile it with
+//! gpuprim-builder, which needs the pinned nightly: the one thing not on
+//! the MSRV) and check its operators, types and maps.
 //!
 //! `cargo xtask package`: `cargo package` of the published crates
 //! (gpuprim-kernels and gpuprim, verified: each built from its .crate the
@@ -35,9 +36,11 @@ pub struct Example {
 }
 
 /// The crates `cargo xtask consumer` builds and runs.
-pub const EXAMPLES: [Example; 2] = [
+pub const EXAMPLES: [Example; 4] = [
     Example { dir: "examples/consumer", bin: "gpuprim-consumer", program: "consumer" },
     Example { dir: "examples/user-ops", bin: "gpuprim-user-ops", program: "user-ops" },
+    Example { dir: "examples/welford", bin: "gpuprim-welford", program: "welford" },
+    Example { dir: "examples/count-above", bin: "gpuprim-count-above", program: "count-above" },
 ];
 /// Their target directory (shared: they build the same gpuprim), apart
 /// from the workspace's so that the two builds do not fight.
@@ -84,6 +87,9 @@ pub fn build(repo: &Repo) -> Result<Vec<(&'static Example, PathBuf)>> {
         // --locked: its Cargo.lock is committed; a stale one fails here
         // rather than being rewritten behind everyone's back.
         cmd.args(["build", "--release", "--locked", "--manifest-path"]).arg(&manifest).arg("--target-dir").arg(&target);
+        // One nvptx build of core and gpuprim-kernels for every example's
+        // kernels crate.
+        cmd.env("GPUPRIM_BUILDER_TARGET_DIR", target.join("gpuprim-builder"));
         util::run(&mut cmd).with_context(|| {
             format!(
                 "building {dir} with Rust {toolchain} (the MSRV) failed; if gpuprim's dependencies changed, \

@@ -11,11 +11,13 @@
 #             (CUDA tests fail instead of skipping when CUDA is unusable), then
 #             print how many tests ran or were skipped per backend.
 #             EXTRA goes to nextest (e.g. a test-name filter).
-#   consumer  ./consumer and ./user-ops (examples/consumer: gpuprim used as
-#             a dependency, built with the MSRV, checks sums, scans, views and
-#             threads; examples/user-ops: operators from a kernels crate of
-#             its own, loaded with Context::load_kernels), each against CPU
-#             references; fails unless both ran on CUDA.
+#   consumer  ./consumer, ./user-ops, ./welford and ./count-above
+#             (examples/consumer: gpuprim used as a dependency, built with
+#             the MSRV, checks sums, scans, views and threads; the others:
+#             operators, maps and types from a kernels crate of their own,
+#             loaded with Context::load_kernels; welford also times its pass
+#             beside sum_into), each against CPU references; fails unless
+#             all ran on CUDA.
 #   sanitize  compute-sanitizer memcheck, racecheck and synccheck, each
 #             separately, on ./sanitize if bundled, else on ./demo --small.
 #   bench     ./bench all --out OUTDIR --cub CUB_BENCH EXTRA..., where
@@ -173,12 +175,12 @@ run_tests() {
 }
 
 # The examples outside the workspace (gpuprim as a dependency: consumer;
-# operators from a kernels crate of its own: user-ops) must pick CUDA by
+# kernels crates of their own: user-ops, welford, count-above) must pick CUDA by
 # themselves here: GPUPRIM_REQUIRE_GPU=1 makes them fail on the emulator,
 # and each one's `<name>: backend:` line must say cuda.
 run_consumer() {
   local rc=0 name log prog one
-  for name in consumer user-ops; do
+  for name in consumer user-ops welford count-above; do
     log="$OUT/$name.txt"
     echo "== $name (output: $log)"
     if ! prog=$(program "$name"); then
