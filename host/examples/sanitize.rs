@@ -364,6 +364,31 @@ fn check_argmax<T: Elem>(ctx: &Context, n: usize, seed: u64) -> Res {
     check_arg::<T>(ctx, n, seed, true)
 }
 
+/// Argmin and argmax in one pass (`reduce_map`, 32-byte accumulators),
+/// with every finish that has partials, and min-max.
+fn check_argmin_argmax<T: Elem>(ctx: &Context, n: usize, seed: u64) -> Res
+where
+    gpuprim::reduce::Extremes<T>: DeviceRepr,
+    gpuprim::reduce::ArgExtremes<T::Wide>: DeviceRepr,
+{
+    for xs in [data::<T>(n, seed), tie_data::<T>(n, seed)] {
+        let want = arg_reference(&xs, false).zip(arg_reference(&xs, true));
+        for fin in [Finish::LastBlock, Finish::Relaunch, Finish::Host] {
+            let r = ctx.reducer().finish(fin);
+            let got = r.argmin_argmax(&xs[..]).map_err(e)?;
+            let bits = |v: Option<((usize, T), (usize, T))>| v.map(|((i, a), (j, b))| (i, a.bits(), j, b.bits()));
+            if bits(got) != bits(want) {
+                return Err(format!("{fin:?}: got {got:?}, want {want:?}"));
+            }
+            let mm = r.min_max(&xs[..]).map_err(e)?;
+            if mm.map(|(a, b)| (a.bits(), b.bits())) != want.map(|((_, a), (_, b))| (a.bits(), b.bits())) {
+                return Err(format!("min_max {fin:?}: got {mm:?}, want {want:?}"));
+            }
+        }
+    }
+    Ok(())
+}
+
 fn check_dot<T: Elem>(ctx: &Context, n: usize, seed: u64) -> Res {
     let (x, y) = (data::<T>(n, seed), data::<T>(n, seed ^ 0xd07));
     let (dx, dy) = (ctx.upload(&x).map_err(e)?, ctx.upload(&y).map_err(e)?);
@@ -1089,6 +1114,7 @@ fn ops() -> Vec<Op> {
         op!("max", check_max, [i32, u32, i64, u64, f32, f64]),
         op!("argmin", check_argmin, [i32, u32, i64, u64, f32, f64]),
         op!("argmax", check_argmax, [i32, u32, i64, u64, f32, f64]),
+        op!("argmin_argmax/min_max", check_argmin_argmax, [i32, u32, i64, u64, f32, f64]),
         op!("dot", check_dot, [i32, u32, i64, u64, f32, f64]),
         op!("sum_squares", check_sum_squares, [i32, u32, i64, u64, f32, f64]),
         op!("and/or/xor", check_bits, [i32, u32, i64, u64]),

@@ -6,7 +6,8 @@
 //! environment with nothing of CUDA in it, and runs them: each checks its
 //! results against CPU references on whatever backend `Context::new()`
 //! picks. `examples/consumer` checks sums, scans, views and threads;
-//! `examples/user-ops`, `examples/welford` and `examples/count-above` each
+//! `examples/user-ops`, `examples/welford`, `examples/count-above` and
+//! `examples/fibonacci` each
 //! have a kernels crate of their own (their build scripts compile it with
 //! gpuprim-builder, which needs the pinned nightly: the one thing not on
 //! the MSRV) and check its operators, types and maps.
@@ -36,11 +37,12 @@ pub struct Example {
 }
 
 /// The crates `cargo xtask consumer` builds and runs.
-pub const EXAMPLES: [Example; 4] = [
+pub const EXAMPLES: [Example; 5] = [
     Example { dir: "examples/consumer", bin: "gpuprim-consumer", program: "consumer" },
     Example { dir: "examples/user-ops", bin: "gpuprim-user-ops", program: "user-ops" },
     Example { dir: "examples/welford", bin: "gpuprim-welford", program: "welford" },
     Example { dir: "examples/count-above", bin: "gpuprim-count-above", program: "count-above" },
+    Example { dir: "examples/fibonacci", bin: "gpuprim-fibonacci", program: "fibonacci" },
 ];
 /// Their target directory (shared: they build the same gpuprim), apart
 /// from the workspace's so that the two builds do not fight.

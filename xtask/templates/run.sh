@@ -11,7 +11,7 @@
 #             (CUDA tests fail instead of skipping when CUDA is unusable), then
 #             print how many tests ran or were skipped per backend.
 #             EXTRA goes to nextest (e.g. a test-name filter).
-#   consumer  ./consumer, ./user-ops, ./welford and ./count-above
+#   consumer  ./consumer, ./user-ops, ./welford, ./count-above, ./fibonacci
 #             (examples/consumer: gpuprim used as a dependency, built with
 #             the MSRV, checks sums, scans, views and threads; the others:
 #             operators, maps and types from a kernels crate of their own,
@@ -175,12 +175,13 @@ run_tests() {
 }
 
 # The examples outside the workspace (gpuprim as a dependency: consumer;
-# kernels crates of their own: user-ops, welford, count-above) must pick CUDA by
-# themselves here: GPUPRIM_REQUIRE_GPU=1 makes them fail on the emulator,
+# kernels crates of their own: user-ops, welford, count-above, fibonacci)
+# must pick CUDA by themselves here: GPUPRIM_REQUIRE_GPU=1 makes them fail
+# on the emulator,
 # and each one's `<name>: backend:` line must say cuda.
 run_consumer() {
   local rc=0 name log prog one
-  for name in consumer user-ops welford count-above; do
+  for name in consumer user-ops welford count-above fibonacci; do
     log="$OUT/$name.txt"
     echo "== $name (output: $log)"
     if ! prog=$(program "$name"); then

@@ -8,9 +8,9 @@
 //! seed is printed; `GPUPRIM_USER_OPS_SEED=<n>` repeats a run), that:
 //! before loading, the operators are refused with a typed error; after
 //! [`Context::load_kernels`], `reduce_by::<i32, MaxAbs>`, the inclusive
-//! and exclusive `FillForward` scans and the scans of products of its own
-//! 2x2 matrix type `Mat2` (random matrices, and the Fibonacci matrix, whose
-//! powers hold the Fibonacci numbers modulo 2^32) are exact at several
+//! and exclusive `FillForward` scans, the product of its own Gaussian
+//! integers `Gauss` by `reduce_with`, and the sums of the first three
+//! powers by its map `Powers` (a 24-byte result) are exact at several
 //! sizes; a forked
 //! context on the same device sees them; a context of its own (the
 //! emulator) does not until it loads them too. It runs these on the
@@ -21,8 +21,9 @@
 use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use gpuprim::reduce::Finish;
 use gpuprim::{BackendKind, Context, Error};
-use user_ops_kernels::{FillForward, Mat2, MatMul, MaxAbs};
+use user_ops_kernels::{FillForward, Gauss, GaussMul, MaxAbs, PowerSums, Powers};
 
 type Check = Result<String, String>;
 
@@ -70,8 +71,8 @@ fn main() -> ExitCode {
         let sizes = [1, 255 + rng.below(3), 4096 + rng.below(4096), big];
         checks.push((format!("reduce_by MaxAbs ({on})"), max_abs(c, &mut rng, &sizes)));
         checks.push((format!("FillForward scans ({on})"), fill_forward(c, &mut rng, &sizes)));
-        checks.push((format!("Mat2 product scans ({on})"), mat_products(c, &mut rng, &sizes)));
-        checks.push((format!("Fibonacci modulo 2^32 ({on})"), fibonacci(c, big)));
+        checks.push((format!("reduce_with GaussMul ({on})"), gauss_products(c, &mut rng, &sizes)));
+        checks.push((format!("transform_reduce Powers ({on})"), power_sums(c, &mut rng, &sizes)));
         checks.push((format!("forked context ({on})"), forked(c, &mut rng)));
     }
     checks.push(("another device's context".into(), other_context(&mut rng)));
@@ -160,52 +161,55 @@ fn fill_forward(ctx: &Context, rng: &mut Rng, sizes: &[usize]) -> Check {
     Ok(format!("inclusive and exclusive, sizes {sizes:?}"))
 }
 
-/// Running products of random matrices (the order matters: a scan that
-/// combined out of order would differ), inclusive and exclusive.
-fn mat_products(ctx: &Context, rng: &mut Rng, sizes: &[usize]) -> Check {
+/// Products of random Gaussian integers through `reduce_with` (a type of
+/// this crate's own, exact, so any combine order gives the same bits),
+/// with every finish.
+fn gauss_products(ctx: &Context, rng: &mut Rng, sizes: &[usize]) -> Check {
     for &n in sizes {
-        let data: Vec<Mat2> = (0..n).map(|_| rng.mat2()).collect();
-        let init = rng.mat2();
-        let (mut inclusive, mut exclusive) = (Vec::with_capacity(n), Vec::with_capacity(n));
-        let (mut acc, mut ex) = (Mat2::IDENTITY, init);
-        for &m in &data {
-            exclusive.push(ex);
-            acc = acc.mul(m);
-            ex = ex.mul(m);
-            inclusive.push(acc);
-        }
-        let poison = Mat2 { a: u32::MAX, b: 7, c: u32::MAX, d: 7 };
+        // Odd parts, so that the product does not collapse to zero.
+        let data: Vec<Gauss> = (0..n)
+            .map(|_| {
+                let v = rng.next_u64();
+                Gauss { re: v as u32 | 1, im: (v >> 32) as u32 }
+            })
+            .collect();
+        let want = data.iter().copied().fold(Gauss { re: 1, im: 0 }, GaussMul::apply);
         let x = ctx.upload(&data).map_err(|e| e.to_string())?;
-        let mut y = ctx.upload(&vec![poison; n]).map_err(|e| e.to_string())?;
-        ctx.inclusive_scan_by(&x, &mut y, MatMul).map_err(|e| format!("inclusive, n = {n}: {e}"))?;
-        first_difference(&y.to_vec().map_err(|e| e.to_string())?, &inclusive)
-            .map_or(Ok(()), |i| Err(format!("inclusive, n = {n}: first difference at {i}")))?;
-        y.copy_from_host(&vec![poison; n]).map_err(|e| e.to_string())?;
-        ctx.exclusive_scan_by(&x, &mut y, init, MatMul).map_err(|e| format!("exclusive, n = {n}: {e}"))?;
-        first_difference(&y.to_vec().map_err(|e| e.to_string())?, &exclusive)
-            .map_or(Ok(()), |i| Err(format!("exclusive, n = {n}: first difference at {i}")))?;
+        for fin in Finish::ALL {
+            let got =
+                ctx.reducer().finish(fin).reduce_with(&x, GaussMul).map_err(|e| format!("n = {n}, {fin:?}: {e}"))?;
+            if got != want {
+                return Err(format!("n = {n}, {fin:?}: got {got:?}, expected {want:?}"));
+            }
+        }
     }
-    Ok(format!("inclusive and exclusive, sizes {sizes:?}"))
+    Ok(format!("every finish, sizes {sizes:?}"))
 }
 
-/// The powers of `[[1, 1], [1, 0]]` by an inclusive scan: the `k`-th
-/// (from 1) is `[[F(k+1), F(k)], [F(k), F(k-1)]]`; checked against the
-/// Fibonacci numbers by addition, modulo 2^32.
-fn fibonacci(ctx: &Context, n: usize) -> Check {
-    let step = Mat2 { a: 1, b: 1, c: 1, d: 0 };
-    let x = ctx.upload(&vec![step; n]).map_err(|e| e.to_string())?;
-    let mut y = ctx.upload(&vec![Mat2::default(); n]).map_err(|e| e.to_string())?;
-    ctx.inclusive_scan_by(&x, &mut y, MatMul).map_err(|e| e.to_string())?;
-    let powers = y.to_vec().map_err(|e| e.to_string())?;
-    let (mut prev, mut cur) = (0u32, 1u32); // F(k-1), F(k) for k = 1
-    for (i, p) in powers.iter().enumerate() {
-        let next = prev.wrapping_add(cur);
-        if (p.a, p.b, p.c, p.d) != (next, cur, cur, prev) {
-            return Err(format!("power {}: got {p:?}, expected F = ({next}, {cur}, {cur}, {prev})", i + 1));
+/// The sums of x, x^2 and x^3 in one pass (a map to 24 bytes), into a
+/// poisoned output.
+fn power_sums(ctx: &Context, rng: &mut Rng, sizes: &[usize]) -> Check {
+    for &n in sizes {
+        let data = rng.i32s(n);
+        let want = data.iter().map(|&v| Powers::apply(v)).fold(PowerSums::default(), |a, b| PowerSums {
+            s1: a.s1.wrapping_add(b.s1),
+            s2: a.s2.wrapping_add(b.s2),
+            s3: a.s3.wrapping_add(b.s3),
+        });
+        let x = ctx.upload(&data).map_err(|e| e.to_string())?;
+        let mut out = ctx.upload(&[PowerSums { s1: 7, s2: 7, s3: 7 }]).map_err(|e| e.to_string())?;
+        for fin in [Finish::LastBlock, Finish::Relaunch, Finish::Host] {
+            ctx.reducer()
+                .finish(fin)
+                .transform_reduce_into(&x, Powers, &mut out)
+                .map_err(|e| format!("n = {n}: {e}"))?;
+            let got = out.to_vec().map_err(|e| e.to_string())?[0];
+            if got != want {
+                return Err(format!("n = {n}, {fin:?}: got {got:?}, expected {want:?}"));
+            }
         }
-        (prev, cur) = (cur, next);
     }
-    Ok(format!("F(1) ..= F({n}) exact, F({n}) mod 2^32 = {cur}", cur = prev))
+    Ok(format!("every finish with partials, sizes {sizes:?}"))
 }
 
 /// A context on another stream of the same device shares what was loaded.
@@ -260,11 +264,6 @@ impl Rng {
     }
 
     /// A matrix of random words.
-    fn mat2(&mut self) -> Mat2 {
-        let (x, y) = (self.next_u64(), self.next_u64());
-        Mat2 { a: x as u32, b: (x >> 32) as u32, c: y as u32, d: (y >> 32) as u32 }
-    }
-
     /// `n` integers over the whole range, so that magnitudes and signs vary
     /// (i32::MIN included now and then).
     fn i32s(&mut self, n: usize) -> Vec<i32> {

@@ -98,6 +98,9 @@ pub fn timer_ns() -> u64 {
     static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
     START.get_or_init(std::time::Instant::now).elapsed().as_nanos() as u64
 }
+pub fn div_approx(a: f32, b: f32) -> f32 {
+    a / b
+}
 pub fn f16_to_f32(bits: u16) -> f32 {
     half::f16::from_bits(bits).to_f32()
 }

@@ -87,6 +87,17 @@ pub fn bf16_to_f32(bits: u16) -> f32 {
     f32::from_bits((bits as u32) << 16)
 }
 
+/// `a / b` computed fast: PTX `div.approx.f32` on the GPU (`a` times an
+/// approximate reciprocal of `b`: within 2 ulp for `|b|` in
+/// `[2^-126, 2^126]`, two instructions instead of the IEEE division's
+/// dozen), `a / b` exactly on the host (so the emulator may differ from
+/// the GPU in the last bits). For maps and operators where a division per
+/// element would bound the speed, such as a running mean.
+#[inline(always)]
+pub fn div_approx(a: f32, b: f32) -> f32 {
+    imp::div_approx(a, b)
+}
+
 /// Block-wide barrier (`__syncthreads`, PTX `bar.sync 0`).
 ///
 /// Every thread of the block must reach the same call; the emulator reports

@@ -46,6 +46,15 @@ pub fn timer_ns() -> u64 {
     t
 }
 #[inline(always)]
+pub fn div_approx(a: f32, b: f32) -> f32 {
+    let q: f32;
+    // SAFETY: a register-to-register operation.
+    unsafe {
+        asm!("div.approx.f32 {0}, {1}, {2};", out(reg32) q, in(reg32) a, in(reg32) b, options(pure, nomem, nostack))
+    };
+    q
+}
+#[inline(always)]
 pub fn f16_to_f32(bits: u16) -> f32 {
     let f: f32;
     // SAFETY: a register-to-register conversion.

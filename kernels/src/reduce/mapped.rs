@@ -1,6 +1,6 @@
 //! Transform-reduce: the default reduction with a [`Map`] applied as each
 //! element is loaded, so the input is read once; and reductions over any
-//! [`Item`] (your own element types, through [`Fold`]).
+//! [`Item`] (your own element types, through [`Fold`](crate::ops::Fold)).
 //!
 //! One kernel, [`reduce_map`], does every pass: the first maps the input,
 //! and the passes over block partials (the relaunch finish) read values
@@ -63,7 +63,7 @@ pub fn state<M: Copy>(s0: u64, s1: u64) -> M {
     unsafe { core::ptr::read_unaligned(words.as_ptr() as *const M) }
 }
 
-/// Transform-reduce (and reduce of any [`Item`] through [`Fold`]): each
+/// Transform-reduce (and reduce of any [`Item`] through [`Fold`](crate::ops::Fold)): each
 /// element `x[i]` becomes `map.map(x[i], i)`, and the values combine by
 /// `M::Op`. The map's bytes are `s0`, `s1` ([`state`]).
 ///

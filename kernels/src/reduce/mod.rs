@@ -15,7 +15,7 @@
 //! | 8 | [`reduce_shuffle`](crate::lectures::reduce::reduce_shuffle) | warp shuffles, one shared slot per warp |
 //! | 9 | [`reduce_vectorized`] | 16-byte vector loads, several in flight (the default) |
 //!
-//! [`mapped::reduce_map`] is variant 9 with a user [`Map`](crate::ops::Map)
+//! [`mapped::reduce_map`] is variant 9 with a user [`Map`]
 //! applied to each element as it is loaded (transform-reduce), for any
 //! element and accumulator type (min-max and argmin-argmax in one pass are
 //! built in).

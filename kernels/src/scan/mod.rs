@@ -35,7 +35,7 @@
 //! **User-defined operators.** Kernels are compiled to PTX ahead of time,
 //! so an operator needs an instantiation in some kernels crate: implement
 //! [`Monoid`] (associativity is all a scan needs) and
-//! [`Named`](crate::ops::Named) for it, and instantiate `scan_lookback`
+//! [`Named`] for it, and instantiate `scan_lookback`
 //! for it with [`entries!`](crate::entries), either in the
 //! `scan_entries!` list below (shipped) or in a kernels crate of your own
 //! that `gpuprim::Context::load_kernels` loads (see `gpuprim::user`).

@@ -1,8 +1,9 @@
-//! Operators and an element type of this crate's own, and gpuprim's
+//! Operators, element types and a map of this crate's own, and gpuprim's
 //! generic kernels instantiated for them: a reduction to the element of
 //! largest magnitude, a scan that carries the last non-zero value
-//! forward, and a scan of 2x2 matrix products (not commutative) over
-//! integers modulo 2^32.
+//! forward, a product of Gaussian integers modulo 2^32 (a reduction over a
+//! type of its own), and the sums of the first three powers in one pass
+//! (a map to a 24-byte type).
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx))]
 
@@ -11,7 +12,8 @@
 #[cfg(not(target_arch = "nvptx64"))]
 extern crate std;
 
-use gpuprim_kernels::ops::{Accumulate, Monoid, Named};
+use gpuprim_kernels::ops::{Accumulate, Fold, Map, Monoid, Named};
+use gpuprim_kernels::reduce::mapped::reduce_map;
 use gpuprim_kernels::reduce::reduction::{Plain, Reduction};
 use gpuprim_kernels::reduce::vectorized::reduce_vectorized;
 use gpuprim_kernels::scan::lookback::scan_lookback;
@@ -81,53 +83,99 @@ impl Named for FillForward {
     const NAME: &'static str = "fill_forward";
 }
 
-/// A 2x2 matrix of integers modulo 2^32, row by row: `[[a, b], [c, d]]`.
-/// Plain data of 16 bytes: an element type of gpuprim's scans.
+/// A Gaussian integer modulo 2^32, `re + im i`: 8 bytes of plain data, an
+/// element type of this crate's own for reductions.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
-pub struct Mat2 {
-    pub a: u32,
-    pub b: u32,
-    pub c: u32,
-    pub d: u32,
+pub struct Gauss {
+    pub re: u32,
+    pub im: u32,
 }
-gpuprim_kernels::device_type!(Mat2);
+gpuprim_kernels::device_type!(Gauss);
 
-impl Mat2 {
-    pub const IDENTITY: Mat2 = Mat2 { a: 1, b: 0, c: 0, d: 1 };
+/// The product of Gaussian integers, wrapping: associative and
+/// commutative exactly, so a reduction in any order gives the same bits.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct GaussMul;
 
-    /// `self * o`, wrapping.
+impl GaussMul {
+    /// The operator on the host, for references.
     #[inline(always)]
-    pub fn mul(self, o: Mat2) -> Mat2 {
-        let dot = |x: u32, y: u32, z: u32, w: u32| x.wrapping_mul(y).wrapping_add(z.wrapping_mul(w));
-        Mat2 {
-            a: dot(self.a, o.a, self.b, o.c),
-            b: dot(self.a, o.b, self.b, o.d),
-            c: dot(self.c, o.a, self.d, o.c),
-            d: dot(self.c, o.b, self.d, o.d),
+    pub fn apply(x: Gauss, y: Gauss) -> Gauss {
+        Gauss {
+            re: x.re.wrapping_mul(y.re).wrapping_sub(x.im.wrapping_mul(y.im)),
+            im: x.re.wrapping_mul(y.im).wrapping_add(x.im.wrapping_mul(y.re)),
         }
     }
 }
 
-/// Matrix product in order: `combine(x, y) = x * y`, so an inclusive scan
-/// gives the running products `m[0] * m[1] * ... * m[i]`. Associative, not
-/// commutative.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct MatMul;
-
-impl Monoid<Mat2> for MatMul {
+impl Monoid<Gauss> for GaussMul {
+    const COMMUTATIVE: bool = true;
     #[inline(always)]
-    fn identity() -> Mat2 {
-        Mat2::IDENTITY
+    fn identity() -> Gauss {
+        Gauss { re: 1, im: 0 }
     }
     #[inline(always)]
-    fn combine(x: Mat2, y: Mat2) -> Mat2 {
-        x.mul(y)
+    fn combine(x: Gauss, y: Gauss) -> Gauss {
+        Self::apply(x, y)
     }
 }
 
-impl Named for MatMul {
-    const NAME: &'static str = "mat_mul";
+impl Named for GaussMul {
+    const NAME: &'static str = "gauss_mul";
+}
+
+/// The sums of `x`, `x^2` and `x^3` (wrapping `u64`): 24 bytes, more than
+/// one shuffle word group, and exact, so any combine order gives the same.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct PowerSums {
+    pub s1: u64,
+    pub s2: u64,
+    pub s3: u64,
+}
+gpuprim_kernels::device_type!(PowerSums);
+
+/// Componentwise wrapping sum of [`PowerSums`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AddSums;
+
+impl Monoid<PowerSums> for AddSums {
+    const COMMUTATIVE: bool = true;
+    #[inline(always)]
+    fn identity() -> PowerSums {
+        PowerSums { s1: 0, s2: 0, s3: 0 }
+    }
+    #[inline(always)]
+    fn combine(a: PowerSums, b: PowerSums) -> PowerSums {
+        PowerSums { s1: a.s1.wrapping_add(b.s1), s2: a.s2.wrapping_add(b.s2), s3: a.s3.wrapping_add(b.s3) }
+    }
+}
+
+/// Each `i32` as its first three powers (a map: the input is read once).
+#[derive(Clone, Copy, Debug, Default, bytemuck::NoUninit)]
+#[repr(C)]
+pub struct Powers;
+
+impl Powers {
+    /// The map on the host, for references.
+    pub fn apply(x: i32) -> PowerSums {
+        let v = x as i64 as u64;
+        PowerSums { s1: v, s2: v.wrapping_mul(v), s3: v.wrapping_mul(v).wrapping_mul(v) }
+    }
+}
+
+impl Map<i32> for Powers {
+    type Out = PowerSums;
+    type Op = AddSums;
+    #[inline(always)]
+    fn map(&self, x: i32, _index: u64) -> PowerSums {
+        Self::apply(x)
+    }
+}
+
+impl Named for Powers {
+    const NAME: &'static str = "powers";
 }
 
 // The same lines as gpuprim-kernels' own lists (`reduce/mod.rs`,
@@ -142,8 +190,10 @@ gpuprim_kernels::entries! {
          temp: *mut u64, spare: *mut u64, spare_words: u64)
         => scan_lookback::<T, Op, {B}, { lookback_items::<T>(B) }>;
         ops [fill_forward = FillForward] types [i32] blocks [256];
-    scan_lookback(input: *const T, output: *mut T, n: u64, init_lo: u64, init_hi: u64, mode: u32,
-         temp: *mut u64, spare: *mut u64, spare_words: u64)
-        => scan_lookback::<T, Op, {B}, { lookback_items::<T>(B) }>;
-        ops [mat_mul = MatMul] types [Mat2] blocks [256];
+    reduce_map(a: *const T, s0: u64, s1: u64, n: u64, partials: *mut <Op as Map<T>>::Out,
+         out: *mut <Op as Map<T>>::Out, counter: *mut u32, mode: u32) => reduce_map::<T, Op, {B}>;
+        ops [gauss_mul = Fold<GaussMul>] types [Gauss] blocks [256];
+    reduce_map(a: *const T, s0: u64, s1: u64, n: u64, partials: *mut <Op as Map<T>>::Out,
+         out: *mut <Op as Map<T>>::Out, counter: *mut u32, mode: u32) => reduce_map::<T, Op, {B}>;
+        ops [powers = Powers] types [i32] blocks [256];
 }
