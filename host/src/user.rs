@@ -178,6 +178,35 @@
 //! those of the shipped instantiation lists (`reduce/mod.rs`,
 //! `scan/mod.rs` of `gpuprim-kernels`): copy the line of the family you
 //! want and change `ops`, `types` and `blocks`.
+//!
+//! # What the build needs, and what goes wrong
+//!
+//! - **On the machine that builds:** rustup, and the nightly gpuprim pins
+//!   (`gpuprim_builder::PINNED_TOOLCHAIN`) with its `rust-src` component
+//!   (the build compiles `core` for `nvptx64-nvidia-cuda`). No CUDA
+//!   toolkit, no GPU: the PTX is text, and the driver compiles it for the
+//!   GPU it is loaded on. A missing toolchain or component is
+//!   `BuildError::MissingToolchain` / `MissingComponent`, whose message is
+//!   the `rustup` command that installs it.
+//! - **The first build** of a kernels crate compiles `core` and
+//!   `gpuprim-kernels` for the GPU: a minute or two. Set
+//!   `GPUPRIM_BUILDER_TARGET_DIR` to share that between crates.
+//! - **A call the PTX cannot make** (a function that did not inline, a
+//!   `std` call, a panic path that is not compiled away) is
+//!   `BuildError::Unresolved`, naming the functions: the driver would
+//!   refuse the module. Mark small helpers `#[inline(always)]`.
+//! - **A type that is not plain data**, or of a size a warp shuffle does
+//!   not move, does not compile (`device_type!`, see above); a map larger
+//!   than 16 bytes does not compile either (its bytes are two kernel
+//!   parameters).
+//! - **At run time:** an operator, map or type whose kernel is in no loaded
+//!   crate is [`Error::Unsupported`] before anything runs, saying what to
+//!   instantiate; a PTX and `register` from different builds is
+//!   [`Error::UserKernels`] from [`Context::load_kernels`]; a block size
+//!   other than the instantiated ones is
+//!   [`Error::UnsupportedBlockSize`]. The emulator runs your kernels with
+//!   the same race, barrier and bounds checks as the library's own.
+
 
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
