@@ -1369,21 +1369,22 @@ impl<'c> Reducer<'c> {
     }
 
     /// Bytes of temporary storage a reduction of `len` elements of `T`
-    /// needs with these options (for any operator).
+    /// needs with these options (for any operator or map, and any element
+    /// type: yours too).
     ///
     /// ```
     /// # let ctx = gpuprim::Context::new().unwrap();
     /// let bytes = ctx.reducer().temp_bytes::<f32>(1 << 20).unwrap();
     /// assert!(bytes >= 256);
     /// ```
-    pub fn temp_bytes<T: Scalar>(&self, len: usize) -> Result<usize> {
+    pub fn temp_bytes<T: DeviceRepr>(&self, len: usize) -> Result<usize> {
         // Every accumulator gets a 32-byte slot (the largest there is),
         // and every operator on `T` has the same launch shape.
         Ok(Layout::of(&self.plan(len as u64, std::mem::size_of::<T>())?).end)
     }
 
     /// Temporary storage for reductions of up to `len` elements of `T`.
-    pub fn temp<T: Scalar>(&self, len: usize) -> Result<ReduceTemp> {
+    pub fn temp<T: DeviceRepr>(&self, len: usize) -> Result<ReduceTemp> {
         let bytes = self.temp_bytes::<T>(len)?;
         let mut buf = self.ctx.alloc::<u8>(bytes)?;
         buf.zero()?;

@@ -207,7 +207,6 @@
 //!   [`Error::UnsupportedBlockSize`]. The emulator runs your kernels with
 //!   the same race, barrier and bounds checks as the library's own.
 
-
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 

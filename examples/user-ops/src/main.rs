@@ -11,7 +11,8 @@
 //! and exclusive `FillForward` scans, the product of its own Gaussian
 //! integers `Gauss` by `reduce_with`, and the sums of the first three
 //! powers by its map `Powers` (a 24-byte result) are exact at several
-//! sizes; a forked
+//! sizes, and so are its maps into built-in operators (squared differences
+//! from a run-time centre, within rounding; the L-infinity norm); a forked
 //! context on the same device sees them; a context of its own (the
 //! emulator) does not until it loads them too. It runs these on the
 //! backend `Context::new()` picks and, when that is CUDA, on the emulator
@@ -23,7 +24,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use gpuprim::reduce::Finish;
 use gpuprim::{BackendKind, Context, Error};
-use user_ops_kernels::{FillForward, Gauss, GaussMul, MaxAbs, PowerSums, Powers};
+use user_ops_kernels::{FillForward, Gauss, GaussMul, Magnitude, MaxAbs, PowerSums, Powers, SquaredDiff};
 
 type Check = Result<String, String>;
 
@@ -73,6 +74,7 @@ fn main() -> ExitCode {
         checks.push((format!("FillForward scans ({on})"), fill_forward(c, &mut rng, &sizes)));
         checks.push((format!("reduce_with GaussMul ({on})"), gauss_products(c, &mut rng, &sizes)));
         checks.push((format!("transform_reduce Powers ({on})"), power_sums(c, &mut rng, &sizes)));
+        checks.push((format!("SquaredDiff and Magnitude maps ({on})"), centred_and_norm(c, &mut rng, &sizes)));
         checks.push((format!("forked context ({on})"), forked(c, &mut rng)));
     }
     checks.push(("another device's context".into(), other_context(&mut rng)));
@@ -182,8 +184,17 @@ fn gauss_products(ctx: &Context, rng: &mut Rng, sizes: &[usize]) -> Check {
                 return Err(format!("n = {n}, {fin:?}: got {got:?}, expected {want:?}"));
             }
         }
+        // The stream-ordered form with temporary storage of its own.
+        let r = ctx.reducer();
+        let mut temp = r.temp::<Gauss>(n).map_err(|e| e.to_string())?;
+        let mut out = ctx.upload(&[Gauss { re: 7, im: 7 }]).map_err(|e| e.to_string())?;
+        r.reduce_with_temp(&x, GaussMul, &mut out, &mut temp).map_err(|e| format!("n = {n}, with temp: {e}"))?;
+        let got = out.to_vec().map_err(|e| e.to_string())?[0];
+        if got != want {
+            return Err(format!("n = {n}, with temp: got {got:?}, expected {want:?}"));
+        }
     }
-    Ok(format!("every finish, sizes {sizes:?}"))
+    Ok(format!("every finish, and with temp, sizes {sizes:?}"))
 }
 
 /// The sums of x, x^2 and x^3 in one pass (a map to 24 bytes), into a
@@ -210,6 +221,31 @@ fn power_sums(ctx: &Context, rng: &mut Rng, sizes: &[usize]) -> Check {
         }
     }
     Ok(format!("every finish with partials, sizes {sizes:?}"))
+}
+
+/// Squared differences from a run-time centre (summed in `f64`, within
+/// rounding of the CPU's sum) and the L-infinity norm (exact), each in one
+/// pass.
+fn centred_and_norm(ctx: &Context, rng: &mut Rng, sizes: &[usize]) -> Check {
+    for &n in sizes {
+        let xs: Vec<f64> = rng.i32s(n).iter().map(|&v| v as f64 / 65536.0).collect();
+        let centre = xs.first().copied().unwrap_or(0.0) + 0.25;
+        let want: f64 = xs.iter().map(|&x| (x - centre) * (x - centre)).sum();
+        let x = ctx.upload(&xs).map_err(|e| e.to_string())?;
+        let got = ctx.transform_reduce(&x, SquaredDiff { centre }).map_err(|e| format!("n = {n}: {e}"))?;
+        // Sums of n positive terms in any order: within n ulps of the sum.
+        if (got - want).abs() > want * n as f64 * f64::EPSILON {
+            return Err(format!("squared differences, n = {n}: got {got}, expected {want}"));
+        }
+        let fs: Vec<f32> = xs.iter().map(|&v| v as f32).collect();
+        let want = fs.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v.abs()));
+        let f = ctx.upload(&fs).map_err(|e| e.to_string())?;
+        let got = ctx.transform_reduce(&f, Magnitude).map_err(|e| format!("n = {n}: {e}"))?;
+        if got != want {
+            return Err(format!("L-infinity norm, n = {n}: got {got}, expected {want}"));
+        }
+    }
+    Ok(format!("sizes {sizes:?}"))
 }
 
 /// A context on another stream of the same device shares what was loaded.

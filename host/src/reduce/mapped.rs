@@ -215,6 +215,22 @@ impl<'c> Reducer<'c> {
         self.transform_reduce_into(x, Fold::<Op>::new(), out)
     }
 
+    /// [`reduce_with_into`](Reducer::reduce_with_into) with caller-provided
+    /// temporary storage ([`Reducer::temp`] for `T`).
+    pub fn reduce_with_temp<T, Op>(
+        &self,
+        x: &(impl DeviceInput<T> + ?Sized),
+        _op: Op,
+        out: &mut (impl DeviceOutput<T> + ?Sized),
+        temp: &mut ReduceTemp,
+    ) -> Result<()>
+    where
+        T: DeviceRepr + Item,
+        Op: Monoid<T> + Named,
+    {
+        self.transform_reduce_with_temp(x, Fold::<Op>::new(), out, temp)
+    }
+
     /// [`Context::min_max`] with these options.
     pub fn min_max<T: Scalar>(&self, x: impl DeviceInput<T>) -> Result<Option<(T, T)>>
     where

@@ -2,8 +2,9 @@
 //! generic kernels instantiated for them: a reduction to the element of
 //! largest magnitude, a scan that carries the last non-zero value
 //! forward, a product of Gaussian integers modulo 2^32 (a reduction over a
-//! type of its own), and the sums of the first three powers in one pass
-//! (a map to a 24-byte type).
+//! type of its own), the sums of the first three powers in one pass
+//! (a map to a 24-byte type), squared differences from a run-time centre
+//! and the L-infinity norm (maps into the built-in `Sum` and `Max`).
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx))]
 
@@ -12,7 +13,7 @@
 #[cfg(not(target_arch = "nvptx64"))]
 extern crate std;
 
-use gpuprim_kernels::ops::{Accumulate, Fold, Map, Monoid, Named};
+use gpuprim_kernels::ops::{Accumulate, Fold, Map, Max, Monoid, Named, Sum};
 use gpuprim_kernels::reduce::mapped::reduce_map;
 use gpuprim_kernels::reduce::reduction::{Plain, Reduction};
 use gpuprim_kernels::reduce::vectorized::reduce_vectorized;
@@ -178,6 +179,46 @@ impl Named for Powers {
     const NAME: &'static str = "powers";
 }
 
+/// `(x - centre)^2`, summed: squared differences from a centre chosen at
+/// run time (the map carries it), in one pass.
+#[derive(Clone, Copy, Debug, Default, bytemuck::NoUninit)]
+#[repr(C)]
+pub struct SquaredDiff {
+    pub centre: f64,
+}
+
+impl Map<f64> for SquaredDiff {
+    type Out = f64;
+    type Op = Sum;
+    #[inline(always)]
+    fn map(&self, x: f64, _index: u64) -> f64 {
+        let d = x - self.centre;
+        d * d
+    }
+}
+
+impl Named for SquaredDiff {
+    const NAME: &'static str = "squared_diff";
+}
+
+/// `|x|`, combined by the built-in `Max`: the L-infinity norm.
+#[derive(Clone, Copy, Debug, Default, bytemuck::NoUninit)]
+#[repr(C)]
+pub struct Magnitude;
+
+impl Map<f32> for Magnitude {
+    type Out = f32;
+    type Op = Max;
+    #[inline(always)]
+    fn map(&self, x: f32, _index: u64) -> f32 {
+        f32::from_bits(x.to_bits() & 0x7fff_ffff)
+    }
+}
+
+impl Named for Magnitude {
+    const NAME: &'static str = "magnitude";
+}
+
 // The same lines as gpuprim-kernels' own lists (`reduce/mod.rs`,
 // `scan/mod.rs`), with this crate's operators: the parameters are the
 // families' (the host launches them), the block sizes the host's defaults.
@@ -196,4 +237,10 @@ gpuprim_kernels::entries! {
     reduce_map(a: *const T, s0: u64, s1: u64, n: u64, partials: *mut <Op as Map<T>>::Out,
          out: *mut <Op as Map<T>>::Out, counter: *mut u32, mode: u32) => reduce_map::<T, Op, {B}>;
         ops [powers = Powers] types [i32] blocks [256];
+    reduce_map(a: *const T, s0: u64, s1: u64, n: u64, partials: *mut <Op as Map<T>>::Out,
+         out: *mut <Op as Map<T>>::Out, counter: *mut u32, mode: u32) => reduce_map::<T, Op, {B}>;
+        ops [squared_diff = SquaredDiff] types [f64] blocks [256];
+    reduce_map(a: *const T, s0: u64, s1: u64, n: u64, partials: *mut <Op as Map<T>>::Out,
+         out: *mut <Op as Map<T>>::Out, counter: *mut u32, mode: u32) => reduce_map::<T, Op, {B}>;
+        ops [magnitude = Magnitude] types [f32] blocks [256];
 }
