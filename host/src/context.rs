@@ -427,26 +427,24 @@ impl Context {
 
     /// Record an event after the work queued so far on this stream.
     pub fn record_event(&self) -> Result<Event> {
-        match (&self.inner.backend, self.cuda_stream()) {
-            (Backend::Cuda(c), Some(s)) => {
-                c.bind()?;
-                let e = c.context().new_event(None).during("cuEventCreate")?;
-                e.record(s).during("cuEventRecord")?;
-                Ok(Event { cuda: Some(e) })
-            }
-            _ => Ok(Event { cuda: None }),
-        }
+        // cudarc's default: no timing.
+        self.record_with(None)
     }
 
     /// Record an event that keeps GPU time, for
     /// [`Event::elapsed_ms`] (timing costs a little: plain
     /// [`record_event`](Context::record_event) for ordering).
     pub fn record_timed_event(&self) -> Result<Event> {
+        self.record_with(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT))
+    }
+
+    /// An event with these flags (cudarc's default for `None`), recorded
+    /// on this stream; no event on the emulator.
+    fn record_with(&self, flags: Option<cudarc::driver::sys::CUevent_flags>) -> Result<Event> {
         match (&self.inner.backend, self.cuda_stream()) {
             (Backend::Cuda(c), Some(s)) => {
                 c.bind()?;
-                let flags = cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT;
-                let e = c.context().new_event(Some(flags)).during("cuEventCreate")?;
+                let e = c.context().new_event(flags).during("cuEventCreate")?;
                 e.record(s).during("cuEventRecord")?;
                 Ok(Event { cuda: Some(e) })
             }

@@ -80,6 +80,7 @@ use crate::error::{Error, Result};
 use crate::kernel::{Family, Instance};
 use gpuprim_kernels::ops::{self as kops};
 use gpuprim_kernels::reduce::finish::{finish_smem, mode};
+use gpuprim_kernels::reduce::mapped::PARTIALS_INPUT;
 use gpuprim_kernels::reduce::policy;
 use gpuprim_kernels::reduce::reduction::{Arg, Dot, Extreme, Largest, Plain, Reduction, Smallest, SumAbs, SumSquares};
 
@@ -1517,9 +1518,21 @@ impl<'c> Reducer<'c> {
             self.check_atomic::<R>(k)?;
         }
         let layout = Layout::of(&plan);
-        let run = |base: u64| {
-            self.launches::<R>(&plan, &names, base, &layout, x.arg(), y.map(|y| y.arg()), n, out.addr(), post)
-        };
+        let inputs = Inputs::Plain { y: y.map(|y| y.arg()) };
+        self.in_temp(&layout, temp, |base| {
+            self.launches::<R>(&plan, &names, base, &layout, x.arg(), inputs, n, out.addr(), post)
+        })
+    }
+
+    /// Run `run` with the base address of temporary storage laid out as
+    /// `layout`: the caller's `temp` (refused when too small), or the
+    /// context's scratch storage.
+    fn in_temp(
+        &self,
+        layout: &Layout,
+        temp: Option<&mut ReduceTemp>,
+        run: impl FnOnce(u64) -> Result<()>,
+    ) -> Result<()> {
         match temp {
             Some(t) if t.bytes() < layout.end => {
                 Err(Error::LengthMismatch { what: "temporary storage (bytes)", expected: layout.end, got: t.bytes() })
@@ -1662,7 +1675,7 @@ impl<'c> Reducer<'c> {
         base: u64,
         layout: &Layout,
         x: crate::Arg,
-        y: Option<crate::Arg>,
+        inputs: Inputs,
         n: u64,
         out: u64,
         post: Post,
@@ -1688,20 +1701,37 @@ impl<'c> Reducer<'c> {
         for (k, pass) in plan.iter().enumerate() {
             let last = k + 1 == plan.len();
             // Where this pass reads and writes.
-            let (a_in, b_in) = if k == 0 {
-                (x, y.unwrap_or(crate::Arg::Ptr(0)))
-            } else {
-                (crate::Arg::Ptr(bufs[(k - 1) % 2]), crate::Arg::Ptr(0))
-            };
+            let a_in = if k == 0 { x } else { crate::Arg::Ptr(bufs[(k - 1) % 2]) };
             let partials = if self.finish == Finish::Relaunch && last { dest } else { bufs[k % 2] };
-            let m = if k == 0 { first_mode } else { mode::PARTIALS };
-            let args = [a_in, b_in, pass.n.into(), crate::Arg::Ptr(partials), crate::Arg::Ptr(dest), counter, m.into()];
+            let rest = [pass.n.into(), crate::Arg::Ptr(partials), crate::Arg::Ptr(dest), counter];
+            let mut args = [crate::Arg::Ptr(0); 8];
+            let len = match inputs {
+                Inputs::Plain { y } => {
+                    let b_in = if k == 0 { y.unwrap_or(crate::Arg::Ptr(0)) } else { crate::Arg::Ptr(0) };
+                    let m = if k == 0 { first_mode } else { mode::PARTIALS };
+                    args[..7].copy_from_slice(&[a_in, b_in, rest[0], rest[1], rest[2], rest[3], m.into()]);
+                    7
+                }
+                Inputs::Mapped { words } => {
+                    // Later passes run the same kernel over the partials.
+                    let m = if k == 0 { first_mode } else { PARTIALS_INPUT };
+                    let [w0, w1] = words.map(crate::Arg::from);
+                    args.copy_from_slice(&[a_in, w0, w1, rest[0], rest[1], rest[2], rest[3], m.into()]);
+                    8
+                }
+            };
             // SAFETY: `x` (and `y`) hold n elements; each partials buffer at
-            // `base` holds one accumulator per block of its pass and the
-            // slot one (`Layout`); `out` holds one; the counter is zero
-            // (temporary storage starts zeroed and the last block resets it).
+            // `base` holds one accumulator (at most 32 bytes) per block of
+            // its pass and the slot one (`Layout`); `out` holds one; the
+            // counter is zero (temporary storage starts zeroed and the last
+            // block resets it); a map's words are the bytes of a map of the
+            // kernel's type.
             unsafe {
-                self.ctx.launch(names[k], LaunchConfig { grid: pass.grid, block: b, shared_bytes: shared }, &args)?
+                self.ctx.launch(
+                    names[k],
+                    LaunchConfig { grid: pass.grid, block: b, shared_bytes: shared },
+                    &args[..len],
+                )?
             };
         }
         if self.finish == Finish::Host {
@@ -1725,6 +1755,16 @@ impl<'c> Reducer<'c> {
             },
         }
     }
+}
+
+/// What a reduction's kernels take besides the input: the plain family's
+/// second input (`reduce_<variant>`: `a, b, n, ...`), or a map's bytes
+/// (`reduce_map`: `a, s0, s1, n, ...`, whose later passes run the same
+/// kernel over the partials).
+#[derive(Clone, Copy)]
+enum Inputs {
+    Plain { y: Option<crate::Arg> },
+    Mapped { words: [u64; 2] },
 }
 
 /// Temporary storage layout, in bytes: the "last block" counter first, at

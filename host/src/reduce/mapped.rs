@@ -2,14 +2,13 @@
 //! and the one-pass pairs built on them (min-max, argmin-argmax): one
 //! kernel family, `reduce_map`, for every pass.
 
-use super::{Finish, Kernels, Layout, Op, ReduceAlgorithm, ReduceTemp, Reducer};
+use super::{Finish, Inputs, Kernels, Layout, Op, Post, ReduceAlgorithm, ReduceTemp, Reducer};
 use crate::buffer::{DeviceInput, DeviceOutput, DeviceRepr, DeviceSlice, DeviceSliceMut, Scalar};
-use crate::context::{Context, LaunchConfig};
+use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::kernel::{Family, Instance};
 use gpuprim_kernels::ops::{Fold, Item, Map, Monoid, Named};
-use gpuprim_kernels::reduce::finish::{finish_smem, mode};
-use gpuprim_kernels::reduce::mapped::{ArgExtremes, ArgMinMax, Combine, Extremes, MinMax, PARTIALS_INPUT};
+use gpuprim_kernels::reduce::mapped::{ArgExtremes, ArgMinMax, Combine, Extremes, MinMax};
 
 /// The family every transform-reduce runs.
 const FAMILY: Family = Family("reduce_map");
@@ -313,61 +312,10 @@ impl<'c> Reducer<'c> {
             self.check_atomic::<R<M, T>>(k)?;
         }
         let layout = Layout::of(&plan);
-        let run = |base: u64| -> Result<()> {
-            let dest = out.addr();
-            if self.finish == Finish::Atomic {
-                self.ctx.set_first_at(dest, <M::Op as Monoid<M::Out>>::identity())?;
-            }
-            let b = self.block;
-            let shared = finish_smem::<M::Out>(b) as u32;
-            let bufs = [base + layout.first as u64, base + layout.second as u64];
-            let first_mode = match self.finish {
-                Finish::Atomic => mode::ATOMIC,
-                Finish::LastBlock => mode::LAST_BLOCK,
-                Finish::Relaunch | Finish::Host => mode::PARTIALS,
-            };
-            for (p, pass) in plan.iter().enumerate() {
-                let last = p + 1 == plan.len();
-                let (input, m) =
-                    if p == 0 { (x.arg(), first_mode) } else { (crate::Arg::Ptr(bufs[(p - 1) % 2]), PARTIALS_INPUT) };
-                let partials = if self.finish == Finish::Relaunch && last { dest } else { bufs[p % 2] };
-                let args = [
-                    input,
-                    words[0].into(),
-                    words[1].into(),
-                    pass.n.into(),
-                    crate::Arg::Ptr(partials),
-                    crate::Arg::Ptr(dest),
-                    crate::Arg::Ptr(base),
-                    m.into(),
-                ];
-                // SAFETY: `x` holds n elements of `T` (later passes: the
-                // previous pass's partials); each partials buffer holds one
-                // 32-byte slot per block of its pass (`Layout`); `out` one
-                // value; the counter at `base` is zero; the words are the
-                // bytes of a map of the instance's type.
-                unsafe {
-                    self.ctx.launch(
-                        kernel.name,
-                        LaunchConfig { grid: pass.grid, block: b, shared_bytes: shared },
-                        &args,
-                    )?
-                };
-            }
-            if self.finish == Finish::Host {
-                let mut partials = vec![M::Out::default(); plan[0].grid as usize];
-                self.ctx.download_bytes(bufs[0], crate::buffer::as_bytes_mut(&mut partials))?;
-                let total = partials.into_iter().fold(<M::Op as Monoid<M::Out>>::identity(), M::Op::combine);
-                self.ctx.upload_bytes(dest, crate::buffer::as_bytes(&[total]))?;
-            }
-            Ok(())
-        };
-        match temp {
-            Some(t) if t.bytes() < layout.end => {
-                Err(Error::LengthMismatch { what: "temporary storage (bytes)", expected: layout.end, got: t.bytes() })
-            }
-            Some(t) => run(t.buf.addr()),
-            None => self.ctx.with_scratch(layout.end, |a| run(a.addr())),
-        }
+        let names = vec![kernel.name; plan.len()];
+        let inputs = Inputs::Mapped { words };
+        self.in_temp(&layout, temp, |base| {
+            self.launches::<R<M, T>>(&plan, &names, base, &layout, x.arg(), inputs, n, out.addr(), Post::None)
+        })
     }
 }
