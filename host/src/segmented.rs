@@ -44,11 +44,12 @@
 //!
 //! **How.** Offsets and fixed lengths go through one flat kernel over the
 //! *elements* (`gpuprim_kernels::segmented::flat`): fixed tiles, each
-//! finding the boundaries it holds, reducing its runs locally and
-//! carrying a segment that spans tiles through the decoupled look-back, so
-//! tiny, huge and mixed segments cost the same per element. One launch,
-//! no allocation once the stream's status storage exists. Begin/end
-//! pairs go through one warp per segment.
+//! finding the boundaries it holds and reducing its runs locally, each
+//! tile on its own; a second, one-block launch joins the parts of the
+//! segments that span tiles, in tile order. Tiny, huge and mixed segments
+//! cost about the same per element. Two launches (one for inputs of one
+//! tile), no allocation once the stream's temporary storage exists.
+//! Begin/end pairs go through one warp per segment.
 //!
 //! **Checked offsets.** Offsets and begin/end pairs live on the device, so
 //! whether they are valid (non-decreasing and at most `n`; `begin <= end
@@ -59,10 +60,10 @@
 //! unspecified results (never an out-of-bounds access or a hang). Fixed
 //! lengths need no check and never wait.
 //!
-//! Integer results wrap; float results depend on how the segment falls
-//! into tiles (a segment spanning tiles combines the tiles' parts through
-//! the look-back, in an order that may vary from run to run in the last
-//! bits, as the look-back scan's).
+//! Integer results wrap. Float results depend on how the segment falls
+//! into tiles (the combine runs along each thread's items, then across
+//! threads and tiles), but not on timing: the same input gives the same
+//! bits on every run.
 
 use crate::buffer::{DeviceBuffer, DeviceInput, DeviceOutput, DeviceRepr, Scalar};
 use crate::context::{Context, LaunchConfig};
@@ -72,7 +73,6 @@ use crate::single_pass::{Halves, Region};
 use gpuprim_kernels::Arg;
 use gpuprim_kernels::reduce::reduction::Indexed;
 use gpuprim_kernels::segmented::policy;
-use gpuprim_kernels::single_pass::status_bytes;
 
 pub use crate::reduce::NO_INDEX;
 pub use gpuprim_kernels::ops::{Max, Min, Product, Sum};
@@ -132,9 +132,9 @@ impl<T: Scalar> SegmentedOp<T> for ArgMax {
     const NAME: &'static str = "argmax";
 }
 
-/// Reusable temporary storage for segmented reductions (the single-pass
-/// status, double-buffered and zeroed when made, as
-/// [`ScanTemp`](crate::ScanTemp)'s). Make one with [`Segmented::temp`];
+/// Reusable temporary storage for segmented reductions (an error count
+/// and the tiles' records, double-buffered and zeroed when made, as
+/// [`ScanTemp`](crate::ScanTemp)'s status). Make one with [`Segmented::temp`];
 /// storage sized for `len` elements serves any shorter input. Using it
 /// from two streams needs an event between them.
 pub struct SegmentedTemp {
@@ -371,7 +371,7 @@ impl<'c> Segmented<'c> {
     /// Bytes of temporary storage a segmented reduction of up to `len`
     /// elements of `T` with `Op` needs (any way of giving segments).
     pub fn temp_bytes<T: Scalar, Op: SegmentedOp<T>>(&self, len: usize) -> Result<usize> {
-        let used = status_used::<Op::Acc>(self.tiles::<T>(len as u64)?).max(RANGES_STATUS);
+        let used = records_used::<Op::Acc>(self.tiles::<T>(len as u64)?).max(RANGES_STATUS);
         Ok(2 * used)
     }
 
@@ -413,6 +413,7 @@ impl<'c> Segmented<'c> {
         let what = Instance::of(T::NAME).op(Op::NAME);
         let task = || format!("segmented `{}` on `{}`", Op::NAME, T::NAME);
         let kernel = Family("segmented_reduce").get(self.ctx, what, self.block, task)?;
+        let spine = Family("segmented_spine").get(self.ctx, what, policy::SPINE_BLOCK, task)?;
         let (offsets, seg_len) = match segs {
             Segs::Offsets(addr) => {
                 if offsets_len as u64 != segments + 1 {
@@ -446,7 +447,7 @@ impl<'c> Segmented<'c> {
         if offsets == 0 && segments == 0 {
             return Ok(());
         }
-        let used = status_used::<Op::Acc>(tiles);
+        let used = records_used::<Op::Acc>(tiles);
         let smem = policy::smem_bytes::<T, Op::Acc>(self.block) as u32;
         let check = self.check && offsets != 0;
         let x = input.view.addr();
@@ -466,10 +467,26 @@ impl<'c> Segmented<'c> {
             self.clear_first(region)?;
             let cfg = LaunchConfig { grid: tiles as u32, block: self.block, shared_bytes: smem };
             // SAFETY: input holds n elements, offsets segments + 1 (checked
-            // above), out segments; temp the zeroed status of `tiles` tiles,
-            // spare the other half; one block per tile, n / tile + 1 tiles,
-            // as the kernel requires.
+            // above), out segments; temp the records of `tiles` tiles after
+            // a zeroed header, spare the other half; one block per tile,
+            // n / tile + 1 tiles, as the kernel requires.
             unsafe { self.ctx.launch(kernel.name, cfg, &args)? };
+            if tiles > 1 {
+                let args = [
+                    Arg::Ptr(region.temp),
+                    tiles.into(),
+                    Arg::Ptr(offsets),
+                    segments.into(),
+                    seg_len.into(),
+                    n.into(),
+                    Arg::Ptr(out),
+                ];
+                let shared_bytes = policy::spine_smem_bytes::<Op::Acc>() as u32;
+                let cfg = LaunchConfig { grid: 1, block: policy::SPINE_BLOCK, shared_bytes };
+                // SAFETY: the records of the launch above, same arguments;
+                // one block of SPINE_BLOCK threads.
+                unsafe { self.ctx.launch(spine.name, cfg, &args)? };
+            }
             if check {
                 self.errors(region.temp, "segment offsets", "not non-decreasing, or the last is past the input")
             } else {
@@ -583,11 +600,7 @@ impl<'c> Segmented<'c> {
     }
 }
 
-fn round16(b: u64) -> u64 {
-    b.div_ceil(16) * 16
-}
-
-/// Status bytes of the flat kernel over `tiles` tiles.
-fn status_used<A>(tiles: u64) -> usize {
-    round16(status_bytes::<A>(tiles)) as usize
+/// Bytes of the flat kernel's temporary storage over `tiles` tiles.
+fn records_used<A>(tiles: u64) -> usize {
+    policy::records_layout::<A>(tiles)[3]
 }

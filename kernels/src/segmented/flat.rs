@@ -5,15 +5,18 @@ use super::{SegmentedReduction, policy};
 use crate::block::tile::{first_items, pad_every, stage_tile_unsynced};
 use crate::gpu::{self, Shared, WARP_SIZE, atomic, global, warp as gpu_warp};
 use crate::ops::{Element, Monoid, Sum};
-use crate::reduce::finish::Accumulators;
 use crate::reduce::reduction::{Raw, Reduction};
-use crate::single_pass::{
-    LookBackSmem, PREFIX, TileStatus, clear_words, exclusive_prefix, look_back, publish_aggregate,
-};
+use crate::single_pass::clear_words;
 use crate::warp;
+use core::mem::size_of;
 
-/// No boundary: past the last one.
+/// No boundary: past the last one; as a tile's *first*, a tile without a
+/// boundary.
 const NONE: u64 = u64::MAX;
+
+/// A tile's *first* when its first segment is already written (tile 0,
+/// which nothing precedes).
+const WRITTEN: u64 = u64::MAX - 1;
 
 /// The segment boundaries: `at(k)` for `k` in `0..=segments` is the start
 /// of segment `k` and the end of segment `k - 1`. From an offsets array,
@@ -79,7 +82,8 @@ impl Bounds {
     /// same arguments; every lane gets the answer): each round the lanes
     /// read 32 boundaries spread over the range at once and keep the
     /// 32nd of it where the answer lies, so `log32` dependent round trips
-    /// instead of `log2`.
+    /// instead of `log2`; before that, one round probes the 32 boundaries
+    /// around where evenly spread segments would put the answer.
     #[inline(always)]
     #[track_caller]
     unsafe fn warp_lower_bound(&self, mut lo: u64, mut hi: u64, v: u64) -> u64 {
@@ -89,6 +93,24 @@ impl Bounds {
         }
         let lane = gpu::lane() as u64;
         let w = WARP_SIZE as u64;
+        if hi - lo > w {
+            // First a guess, as if the boundaries were spread evenly over
+            // the input: 32 consecutive boundaries around it. Segments of
+            // one length are settled there in one round trip; otherwise
+            // the probes still narrow the range for the search below.
+            let guess = (v as f64 / Ord::max(self.n, 1) as f64 * self.segments as f64) as u64;
+            let g = guess.saturating_sub(w / 2).clamp(lo, hi - w);
+            // SAFETY: g + lane < hi <= segments + 1.
+            let below = unsafe { self.at(g + lane) } < v;
+            let c = warp::reduce_all::<u32, Sum>(below as u32) as u64;
+            if c == w {
+                lo = g + w;
+            } else if c == 0 {
+                hi = g;
+            } else {
+                return g + c;
+            }
+        }
         while hi - lo > w {
             let m = hi - lo;
             // Probes lo = k_0 < k_1 < ... < k_31 < hi (m > 32).
@@ -133,11 +155,33 @@ unsafe fn item<R: SegmentedReduction, const ITEMS: usize>(tile: Shared<R::In>, i
     R::lift::<1>(&Raw { a: [x], b: [x] }, 0, p)
 }
 
+/// Where the thread that holds a tile's first boundary leaves the tile's
+/// part of the segment that ends there (its *head*) and that boundary's
+/// index, for [`segmented_spine`] to finish.
+#[derive(Clone, Copy)]
+struct Head<A> {
+    head: *mut A,
+    first: *mut u64,
+}
+
+impl<A: Copy> Head<A> {
+    /// # Safety
+    /// Both pointers are the tile's own record slots.
+    #[inline(always)]
+    unsafe fn record(&self, run: A, k: u64) {
+        unsafe {
+            global::store(self.head, run);
+            global::store(self.first, k);
+        }
+    }
+}
+
 /// Walk a thread's `ITEMS` positions from `p0` (staged from `local0` on),
 /// `k` the first boundary at or after `p0`, combining into `run`. At each
 /// boundary the segment that ends there is finished (written when `WRITE`:
 /// with `run`, and every empty segment at the same place with the
-/// identity) and `run` restarts. Returns whether any boundary was met and
+/// identity; the first one to `head` instead when given) and `run`
+/// restarts. Returns whether any boundary was met and
 /// `run` after the last element.
 #[inline(always)]
 #[track_caller]
@@ -149,6 +193,7 @@ unsafe fn walk<R: SegmentedReduction, const ITEMS: usize, const WRITE: bool>(
     mut k: u64,
     mut run: R::Acc,
     out: *mut R::Out,
+    mut head: Option<Head<R::Acc>>,
 ) -> (bool, R::Acc) {
     // SAFETY (boundaries, outputs): k <= segments + 1 throughout, and
     // writes go to segments k - 1 < segments; (tile) inside the staged tile.
@@ -158,9 +203,13 @@ unsafe fn walk<R: SegmentedReduction, const ITEMS: usize, const WRITE: bool>(
         let p = p0 + j as u64;
         if next == p {
             reset = true;
-            if WRITE && k >= 1 {
-                let start = if R::NEEDS_START { unsafe { b.at(k - 1) } } else { 0 };
-                unsafe { global::store(out.add((k - 1) as usize), R::out(run, start, false)) };
+            if WRITE {
+                if let Some(h) = head.take() {
+                    unsafe { h.record(run, k) };
+                } else if k >= 1 {
+                    let start = if R::NEEDS_START { unsafe { b.at(k - 1) } } else { 0 };
+                    unsafe { global::store(out.add((k - 1) as usize), R::out(run, start, false)) };
+                }
             }
             k += 1;
             next = unsafe { b.next(k) };
@@ -248,7 +297,10 @@ fn block_seg_scan<R: Reduction, const B: u32>(
 }
 
 /// One result per segment, flat over the elements: tiles of `B x ITEMS`
-/// positions, whatever the segment lengths.
+/// positions, whatever the segment lengths, one block per tile, every
+/// tile independent of the others; a one-block second launch
+/// ([`segmented_spine`]) then joins the parts of segments that span
+/// tiles.
 ///
 /// ```text
 /// positions   a ............................................. a+B*ITEMS
@@ -257,57 +309,57 @@ fn block_seg_scan<R: Reduction, const B: u32>(
 ///
 /// pass 1  each thread: (met a boundary?, combine since its last one)
 /// scan    block-wide exclusive scan of those pairs (a boundary resets)
-/// tile    total pair -> look-back: a tile with a boundary publishes its
-///         inclusive PREFIX at once (it resets); one without publishes
-///         its AGGREGATE and looks back like the scan
-/// carry   the combine since the last boundary before the tile
-/// pass 3  threads that met a boundary walk again from
-///         (carry .) their exclusive value; at boundary k they write
-///         segment k-1, and the identity for empty segments there
+/// pass 3  threads that met a boundary walk again from their exclusive
+///         value; at boundary k they write segment k-1 (the identity for
+///         empty segments), except the tile's first boundary
+/// record  the tile's tail (combine since its last boundary, or of the
+///         whole tile), head (its start up to its first boundary) and
+///         the index of that first boundary
+/// spine   one block scans the records in tile order and writes each
+///         tile's first segment: (everything before the tile) . head
 /// ```
-/// Segment `s` is written by the thread that holds position `end(s)`
-/// (`offsets[s+1]`), even when all its elements lie in earlier tiles, so
-/// every segment is written once; the grid has `n / (B*ITEMS) + 1`
-/// tiles so that position `n` has a thread. Elements before `offsets[0]`
-/// or from `offsets[S]` on belong to no segment: they only ever flow into
-/// a combine that is never written.
+/// Segment `s` is finished at the position `end(s)` (`offsets[s+1]`):
+/// by the thread that holds it when the segment starts in the same tile,
+/// by the spine when the segment starts in an earlier one, so every
+/// segment is written once; the grid has `n / (B*ITEMS) + 1` tiles so
+/// that position `n` has a thread. Tile 0 has nothing before it and
+/// writes its first segment itself (a one-tile input needs no spine).
+/// Elements before `offsets[0]` or from `offsets[S]` on belong to no
+/// segment: they only ever flow into a combine that is never written.
 ///
-/// The tile's loads go out first ([`stage_tile_unsynced`], 16-byte loads
-/// for whole tiles); while they are in flight two warps find the tile's
-/// range of boundaries with a 32-way search of the offsets. The block
-/// then copies that range into a shared window of `u16` tile positions in
-/// one coalesced pass, and each thread finds its first boundary and turns
-/// the boundaries among its positions into bits (`window_bits`) from
-/// shared memory: no chain of dependent global reads per thread (a binary
-/// search of the offsets, then one read per boundary, before). Both
-/// passes are then straight, unrolled loops over its items that restart
-/// at a set bit; threads without a boundary (inside a long segment) skip
-/// pass 3. Only a thread with two boundaries at one position (empty
-/// segments) walks its boundaries one by one, and a tile with more
-/// boundaries than positions searches the offsets in global memory
-/// (`boundary_bits`). The walk for every thread measured 107 instructions
-/// per element for segments of 512 on the H200 (ncu), where a warp
-/// walked its loop whenever one of its threads met a boundary.
+/// No tile waits for another (no ticket, no look-back): the tile is the
+/// block index, so its loads go out at once, while two warps find the
+/// tile's range of boundaries (a 32-way search of the offsets). Every
+/// tile's parts are joined in tile order by the spine, so results,
+/// floating-point ones included, are the same from run to run. The block
+/// then copies the tile's boundaries into a shared window of `u16` tile
+/// positions in one coalesced pass, and each thread finds its first
+/// boundary and turns the boundaries among its positions into bits
+/// (`window_bits`) from shared memory. Both passes are then straight,
+/// unrolled loops over its items that restart at a set bit; threads
+/// without a boundary (inside a long segment) skip pass 3. Only a thread
+/// with two boundaries at one position (empty segments) walks its
+/// boundaries one by one, and a tile with more boundaries than positions
+/// searches the offsets in global memory (`boundary_bits`).
 ///
 /// **Offsets are checked** in the same pass: each tile checks the pairs
 /// `offsets[k] <= offsets[k+1]` for the `k` of its own range (the ranges
 /// of consecutive tiles chain, so together they cover every pair even
 /// when the offsets are not sorted), and the last tile `offsets[S] <= n`.
-/// A violation increments the `u32` at byte 4 of `temp` (padding of the
-/// status header); the results are then unspecified, but every access
-/// stays in bounds and every loop ends.
+/// A violation increments the `u32` at byte 4 of `temp`; the results are
+/// then unspecified, but every access stays in bounds and every loop ends.
 ///
 /// Parameters: `input` of `n` elements; `offsets` of `segments + 1`
 /// (null: segments of `seg_len` > 0, `segments = ceil(n / seg_len)`);
-/// `out` of `segments`; `temp` the single-pass status of the grid
-/// ([`status_bytes`](crate::single_pass::status_bytes)), zeroed;
+/// `out` of `segments`; `temp` the header and the tiles' records
+/// ([`policy::records_layout`]), its error count zeroed;
 /// `spare`/`spare_words` the other half of double-buffered storage, zeroed
 /// here for the next launch. Shared memory:
 /// [`policy::smem_bytes`]`::<In, Acc>(B)`.
 ///
 /// # Safety
 /// As described: buffers of those sizes, one block per tile, the grid as
-/// above, `temp` zeroed and disjoint from `spare`.
+/// above, the error count zeroed and `temp` disjoint from `spare`.
 pub unsafe fn segmented_reduce<R: SegmentedReduction, const B: u32, const ITEMS: usize>(
     input: *const R::In,
     n: u64,
@@ -323,39 +375,49 @@ pub unsafe fn segmented_reduce<R: SegmentedReduction, const B: u32, const ITEMS:
     unsafe { clear_words::<B>(spare, spare_words) };
     let (tid, lane, w) = (gpu::thread_idx(), gpu::lane(), gpu::warp_idx());
     let tile_len = B as u64 * ITEMS as u64;
-    let status = TileStatus::<R::Acc>::new(temp);
+    let tiles = gpu::grid_dim();
     let errors = (temp as *mut u32).wrapping_add(1);
+    let records = Records::<R::Acc>::new(temp, tiles as u64);
     const { assert!(B as usize * ITEMS <= u16::MAX as usize, "window positions are u16") };
-    let [values_at, flags_at, look_at, bounds_at, window_at] = policy::smem_layout::<R::In, R::Acc>(B);
+    let [values_at, flags_at, bounds_at, window_at] = policy::smem_layout::<R::In, R::Acc>(B);
     let base = Shared::<u8>::dynamic();
     let tile_s = base.after::<R::In>(0);
     let vslots = base.after::<R::Acc>(values_at);
     let fslots = base.after::<u32>(flags_at);
-    let look = LookBackSmem::<R::Acc>::carve(base.after::<R::Acc>(look_at));
     let kbounds = base.after::<u64>(bounds_at);
     let window = base.after::<u16>(window_at);
     let b = Bounds { offsets, segments, seg_len, n };
-    // SAFETY (shared accesses): inside the carved parts; (status) tiles
-    // below the grid, each (tile, flag) published once, by thread 0;
-    // (boundaries) indices <= segments.
-    let tile = unsafe { status.take_ticket(look.ticket) };
-    let last = tile == gpu::grid_dim() - 1;
+    let tile = gpu::block_idx();
+    let last = tile == tiles - 1;
     let a = tile as u64 * tile_len;
-    unsafe { stage_tile_unsynced::<R::In, Fill, B, ITEMS>(input, n, a, tile_s) };
-    // The tile's boundaries: klo..=khi, first at or after a and a + tile_len.
+    // The tile's boundaries: klo..=khi, first at or after a and a + tile_len,
+    // searched by two warps before they load their part of the tile (while
+    // the other warps' loads are in flight). Searching between issuing the
+    // loads and storing them to shared memory would overlap those two
+    // warps' loads too, but holds the loaded items through the search:
+    // 56 registers instead of 40 (ptxas, sm_90), 4 blocks per
+    // multiprocessor instead of 6.
     let warps = B / WARP_SIZE;
-    if w == 0 {
-        let lo = if tile == 0 { 0 } else { unsafe { b.warp_lower_bound(0, segments + 1, a) } };
-        if lane == 0 {
-            unsafe { kbounds.store(0, lo) };
+    let search = || {
+        // SAFETY (shared accesses): inside the carved parts; (boundaries)
+        // indices <= segments + 1.
+        if w == 0 {
+            let lo = if tile == 0 { 0 } else { unsafe { b.warp_lower_bound(0, segments + 1, a) } };
+            if lane == 0 {
+                unsafe { kbounds.store(0, lo) };
+            }
         }
-    }
-    if w == warps - 1 {
-        let hi = if last { segments + 1 } else { unsafe { b.warp_lower_bound(0, segments + 1, a + tile_len) } };
-        if lane == 0 {
-            unsafe { kbounds.store(1, hi) };
+        if w == warps - 1 {
+            let hi = if last { segments + 1 } else { unsafe { b.warp_lower_bound(0, segments + 1, a + tile_len) } };
+            if lane == 0 {
+                unsafe { kbounds.store(1, hi) };
+            }
         }
-    }
+    };
+    // SAFETY (from here on): shared accesses inside the carved parts,
+    // boundary indices <= segments + 1, record slots of this tile.
+    search();
+    unsafe { stage_tile_unsynced::<R::In, Fill, B, ITEMS>(input, n, a, tile_s) };
     gpu::sync_threads();
     let (klo, khi) = unsafe { (kbounds.load(0), kbounds.load(1)) };
     // The tile's boundaries klo..khi, as tile positions, go to a shared
@@ -369,7 +431,7 @@ pub unsafe fn segmented_reduce<R: SegmentedReduction, const B: u32, const ITEMS:
     let mut bad = !b.fixed() && klo > khi;
     let mut k = klo + tid as u64;
     while k < Ord::max(fill_end, check_end) {
-        // SAFETY: k < khi <= segments + 1 (fill) or k < segments (check).
+        // k < khi <= segments + 1 (fill) or k < segments (check).
         let at = unsafe { b.at(k) };
         if k < fill_end {
             // Sorted offsets put it below the tile's end; others may land
@@ -419,33 +481,38 @@ pub unsafe fn segmented_reduce<R: SegmentedReduction, const B: u32, const ITEMS:
             }
             (mask != 0, run)
         }
-        None => unsafe { walk::<R, ITEMS, false>(&b, tile_s, local0, p0, k0, R::identity(), out) },
+        None => unsafe { walk::<R, ITEMS, false>(&b, tile_s, local0, p0, k0, R::identity(), out, None) },
     };
     let (ex_reset, ex_value, tile_reset, tile_value) = block_seg_scan::<R, B>(reset, tail, vslots, fslots);
-    // The carry into the tile: the combine since the last boundary before it.
-    let carry = if tile == 0 {
-        unsafe { publish_aggregate(&status, 0, tile_value) };
-        R::identity()
-    } else if tile_reset {
-        // Its inclusive value starts at its last boundary: a PREFIX now.
-        if tid == 0 {
-            unsafe { status.publish(tile, PREFIX, tile_value, None) };
+    if tid == 0 {
+        unsafe {
+            global::store(records.tails.add(tile as usize), tile_value);
+            // The spine reads every head: the identity where no thread
+            // leaves one.
+            if !tile_reset || tile == 0 {
+                global::store(records.firsts.add(tile as usize), if tile_reset { WRITTEN } else { NONE });
+                global::store(records.heads.add(tile as usize), R::identity());
+            }
         }
-        unsafe { look_back::<R::Acc, Accumulators<R>, B>(&status, tile, look.slots, look.flags, look.near) }
-    } else {
-        unsafe { publish_aggregate(&status, tile, tile_value) };
-        unsafe { exclusive_prefix::<R::Acc, Accumulators<R>, B>(&status, tile, tile_value, &look) }
-    };
-    // Pass 3: only threads that met a boundary write anything.
+    }
+    // Pass 3: only threads that met a boundary write anything; the first
+    // of them (no boundary before it in the tile) leaves the tile's first
+    // segment to the spine, except in tile 0.
     if reset {
-        let start = if ex_reset { ex_value } else { R::combine(carry, ex_value) };
+        let start = ex_value;
+        let head = (!ex_reset && tile != 0).then(|| Head {
+            head: unsafe { records.heads.add(tile as usize) },
+            first: unsafe { records.firsts.add(tile as usize) },
+        });
         match bits {
             Some(mask) => {
                 // Boundary k at bit j ends segment k - 1 there.
-                let (mut run, mut k) = (start, k0);
+                let (mut run, mut k, mut head) = (start, k0, head);
                 for j in 0..ITEMS {
                     if (mask >> j) & 1 != 0 {
-                        if k >= 1 {
+                        if let Some(h) = head.take() {
+                            unsafe { h.record(run, k) };
+                        } else if k >= 1 {
                             let first = if R::NEEDS_START { unsafe { b.at(k - 1) } } else { 0 };
                             unsafe { global::store(out.add((k - 1) as usize), R::out(run, first, false)) };
                         }
@@ -458,9 +525,146 @@ pub unsafe fn segmented_reduce<R: SegmentedReduction, const B: u32, const ITEMS:
                 }
             }
             None => {
-                unsafe { walk::<R, ITEMS, true>(&b, tile_s, local0, p0, k0, start, out) };
+                unsafe { walk::<R, ITEMS, true>(&b, tile_s, local0, p0, k0, start, out, head) };
             }
         }
+    }
+}
+
+/// The flat kernel's per-tile records in its temporary storage
+/// ([`policy::records_layout`]).
+struct Records<A> {
+    tails: *mut A,
+    heads: *mut A,
+    firsts: *mut u64,
+}
+
+impl<A> Records<A> {
+    #[inline(always)]
+    fn new(temp: *mut u64, tiles: u64) -> Self {
+        let [tails, heads, firsts, _] = policy::records_layout::<A>(tiles);
+        let base = temp as *mut u8;
+        Records {
+            tails: base.wrapping_add(tails) as *mut A,
+            heads: base.wrapping_add(heads) as *mut A,
+            firsts: base.wrapping_add(firsts) as *mut u64,
+        }
+    }
+}
+
+/// The second launch of the flat segmented reduction: one block joins the
+/// parts of the segments that span tiles. `tiles` records of
+/// [`segmented_reduce`] go in tile order; each thread takes a run of
+/// them:
+///
+/// ```text
+/// pass A  (any boundary in my tiles?, combine of the tails since the last)
+/// scan    block-wide exclusive scan of those pairs (a boundary resets):
+///         what comes before my first tile
+/// pass B  walk my tiles again with that carry: a tile with a boundary
+///         finishes the segment that ends there, out[first - 1] =
+///         carry . head, and the carry becomes its tail; a tile without
+///         one adds its tail (the whole tile) to the carry
+/// ```
+/// At 2^28 `i32` (65537 tiles) that is 65 records per thread. The records
+/// are read in groups of 32 bytes of accumulators (eight for `i32`), each
+/// group's loads in flight together.
+///
+/// # Safety
+/// `temp` holds the records of `tiles` tiles written by
+/// [`segmented_reduce`] with the same other arguments, in a launch before
+/// this one; one block of `B` threads; shared memory
+/// [`policy::spine_smem_bytes`]`::<Acc>()`.
+pub unsafe fn segmented_spine<R: SegmentedReduction, const B: u32>(
+    temp: *mut u64,
+    tiles: u64,
+    offsets: *const u64,
+    segments: u64,
+    seg_len: u64,
+    n: u64,
+    out: *mut R::Out,
+) {
+    // Records read per group, all in flight together: fewer for wide
+    // accumulators (a block of 1024 threads has 64 registers each).
+    const MAX_GROUP: usize = 8;
+    let group: u64 = 32 / Ord::max(size_of::<R::Acc>(), 4) as u64;
+    let tid = gpu::thread_idx() as u64;
+    let records = Records::<R::Acc>::new(temp, tiles);
+    let b = Bounds { offsets, segments, seg_len, n };
+    let base = Shared::<u8>::dynamic();
+    let vslots = base.after::<R::Acc>(0);
+    let fslots = base.after::<u32>(policy::spine_smem_bytes::<R::Acc>() - 32 * 4);
+    let per = tiles.div_ceil(B as u64);
+    let r0 = Ord::min(tid * per, tiles);
+    let r1 = Ord::min(r0 + per, tiles);
+    // SAFETY (records): indices below `tiles`; every tile writes all three.
+    let load = |r: u64| unsafe {
+        (
+            global::load(records.firsts.add(r as usize)),
+            global::load(records.tails.add(r as usize)),
+            global::load(records.heads.add(r as usize)),
+        )
+    };
+    // Pass A: (any boundary, the combine of the tails since the last one).
+    let mut fx = (false, R::identity());
+    let fold = |(f, x): (bool, R::Acc), first: u64, tail: R::Acc| {
+        if first != NONE { (true, tail) } else { (f, R::combine(x, tail)) }
+    };
+    let mut r = r0;
+    while r + group <= r1 {
+        let mut got = [(NONE, R::identity(), R::identity()); MAX_GROUP];
+        for (i, g) in got.iter_mut().enumerate() {
+            if (i as u64) < group {
+                let (first, tail, _) = load(r + i as u64);
+                *g = (first, tail, R::identity());
+            }
+        }
+        for (i, g) in got.iter().enumerate() {
+            if (i as u64) < group {
+                fx = fold(fx, g.0, g.1);
+            }
+        }
+        r += group;
+    }
+    while r < r1 {
+        let (first, tail, _) = load(r);
+        fx = fold(fx, first, tail);
+        r += 1;
+    }
+    let (_, mut carry, _, _) = block_seg_scan::<R, B>(fx.0, fx.1, vslots, fslots);
+    // Pass B: finish each tile's first segment, carry on.
+    let finish = |carry: R::Acc, first: u64, tail: R::Acc, head: R::Acc| -> R::Acc {
+        if first == NONE {
+            return R::combine(carry, tail);
+        }
+        // WRITTEN lies far above any segment count.
+        if (1..=segments).contains(&first) {
+            let k = first - 1;
+            // SAFETY: k < segments.
+            let start = if R::NEEDS_START { unsafe { b.at(k) } } else { 0 };
+            unsafe { global::store(out.add(k as usize), R::out(R::combine(carry, head), start, false)) };
+        }
+        tail
+    };
+    let mut r = r0;
+    while r + group <= r1 {
+        let mut got = [(NONE, R::identity(), R::identity()); MAX_GROUP];
+        for (i, g) in got.iter_mut().enumerate() {
+            if (i as u64) < group {
+                *g = load(r + i as u64);
+            }
+        }
+        for (i, g) in got.iter().enumerate() {
+            if (i as u64) < group {
+                carry = finish(carry, g.0, g.1, g.2);
+            }
+        }
+        r += group;
+    }
+    while r < r1 {
+        let (first, tail, head) = load(r);
+        carry = finish(carry, first, tail, head);
+        r += 1;
     }
 }
 

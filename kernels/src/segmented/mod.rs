@@ -3,7 +3,7 @@
 //!
 //! | kernel | segments | technique |
 //! |---|---|---|
-//! | [`flat::segmented_reduce`] | sorted offsets, or fixed length | fixed tiles over the *elements*, carries through the decoupled look-back |
+//! | [`flat::segmented_reduce`] + [`flat::segmented_spine`] | sorted offsets, or fixed length | fixed tiles over the *elements*, independent; one block joins the parts of segments that span tiles |
 //! | [`ranges::segmented_ranges`] | any begin/end pairs | one warp per segment |
 //!
 //! The flat kernel does the same work per element whatever the segment
@@ -15,7 +15,7 @@
 //! accumulator into what is written.
 //!
 //! Entry names: `segmented_reduce_{op}_{type}_b256`,
-//! `segmented_ranges_{op}_{type}_b256`.
+//! `segmented_spine_{op}_{type}_b1024`, `segmented_ranges_{op}_{type}_b256`.
 
 pub mod flat;
 pub mod policy;
@@ -26,7 +26,7 @@ use crate::ops::*;
 use crate::reduce::reduction::{Arg, Extreme, Indexed, Plain, Reduction};
 #[allow(unused_imports)]
 use crate::reduce::reduction::{Largest, Smallest};
-use flat::segmented_reduce;
+use flat::{segmented_reduce, segmented_spine};
 use ranges::segmented_ranges;
 
 /// What a segmented kernel writes for a segment.
@@ -68,7 +68,10 @@ impl<T: Element, E: Extreme> SegmentedReduction for Arg<T, E> {
     }
 }
 
-const _: () = assert!(policy::BLOCK == 256 && policy::RANGES_BLOCK == 256, "the entries! lists below say 256");
+const _: () = assert!(
+    policy::BLOCK == 256 && policy::RANGES_BLOCK == 256 && policy::SPINE_BLOCK == 1024,
+    "the entries! lists below say 256 and 1024"
+);
 
 entries! {
     segmented_reduce(input: *const T, n: u64, offsets: *const u64, segments: u64, seg_len: u64,
@@ -78,6 +81,13 @@ entries! {
              argmin = Arg<T, Smallest>, argmax = Arg<T, Largest>]
         types [i32, u32, i64, u64, f32, f64]
         blocks [256];
+    segmented_spine(temp: *mut u64, tiles: u64, offsets: *const u64, segments: u64, seg_len: u64, n: u64,
+         out: *mut <Op as SegmentedReduction>::Out)
+        => segmented_spine::<Op, {B}>;
+        ops [sum = Plain<T, Sum>, product = Plain<T, Product>, min = Plain<T, Min>, max = Plain<T, Max>,
+             argmin = Arg<T, Smallest>, argmax = Arg<T, Largest>]
+        types [i32, u32, i64, u64, f32, f64]
+        blocks [1024];
     segmented_ranges(input: *const T, n: u64, begins: *const u64, ends: *const u64, segments: u64,
          out: *mut <Op as SegmentedReduction>::Out, temp: *mut u64, spare: *mut u64, spare_words: u64)
         => segmented_ranges::<Op, {B}>;

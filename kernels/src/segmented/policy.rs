@@ -2,12 +2,16 @@
 //! `entries!` list and the host plan.
 
 use crate::block::tile::tile_slots;
-use crate::single_pass::look_back_smem_bytes;
 use core::mem::size_of;
 
 /// Threads per block of the flat kernel ([`super::flat`]).
 // Not yet measured on a GPU: the look-back scan's default (H200, 2^28 i32 scan: 92.5% of copy at 256).
 pub const BLOCK: u32 = 256;
+
+/// Threads of the spine ([`super::flat::segmented_spine`]): one block
+/// that carries the tiles' partial segments across tile edges.
+// Not yet measured on a GPU: the most threads a block may have, so each walks the fewest tile records (65 at 2^28 `i32`).
+pub const SPINE_BLOCK: u32 = 1024;
 
 /// Threads per block of the ranges kernel ([`super::ranges`]), one warp
 /// per segment.
@@ -37,20 +41,43 @@ const fn round16(b: usize) -> usize {
 
 /// Byte offsets of the flat kernel's shared memory for input `T` and
 /// accumulator `A` at block size `b`: the staged tile (at 0), the block
-/// scan's 32 warp values, its 32 warp flags, the look-back's storage, the
-/// tile's two boundary indices (`u64`), the window of the tile's
-/// boundaries (`u16` tile positions, one per position); every part
-/// 16-byte aligned.
-pub const fn smem_layout<T, A>(b: u32) -> [usize; 5] {
+/// scan's 32 warp values, its 32 warp flags, the tile's two boundary
+/// indices (`u64`), the window of the tile's boundaries (`u16` tile
+/// positions, one per position); every part 16-byte aligned.
+pub const fn smem_layout<T, A>(b: u32) -> [usize; 4] {
     let values = round16(tile_slots::<T>(b, items::<T>()) * size_of::<T>());
     let flags = values + round16(32 * size_of::<A>());
-    let look = flags + 32 * 4;
-    let bounds = round16(look + look_back_smem_bytes::<A>());
+    let bounds = flags + 32 * 4;
     let window = bounds + 16;
-    [values, flags, look, bounds, window]
+    [values, flags, bounds, window]
 }
 
 /// Dynamic shared memory (bytes) of the flat kernel.
 pub const fn smem_bytes<T, A>(b: u32) -> usize {
-    smem_layout::<T, A>(b)[4] + round16(tile_len::<T>(b) as usize * 2)
+    smem_layout::<T, A>(b)[3] + round16(tile_len::<T>(b) as usize * 2)
+}
+
+/// Dynamic shared memory (bytes) of the spine: the block scan's 32 warp
+/// values and 32 flags.
+pub const fn spine_smem_bytes<A>() -> usize {
+    round16(32 * size_of::<A>()) + 32 * 4
+}
+
+/// Bytes of the header of the flat kernel's temporary storage: its error
+/// count is the `u32` at byte 4.
+pub const RECORDS_HEADER: usize = 16;
+
+/// Byte offsets, in the flat kernel's temporary storage, of its per-tile
+/// records for `tiles` tiles with accumulator `A` (after the header):
+/// each tile's *tail* (`A`: the combine since its last boundary, or of the
+/// whole tile without one), *head* (`A`: the combine from the tile's
+/// start to its first boundary) and *first* (`u64`: the index of its first
+/// boundary, or a marker), and the total size; every part 16-byte aligned.
+pub const fn records_layout<A>(tiles: u64) -> [usize; 4] {
+    let t = tiles as usize;
+    let tails = RECORDS_HEADER;
+    let heads = tails + round16(t * size_of::<A>());
+    let firsts = heads + round16(t * size_of::<A>());
+    let end = firsts + round16(t * 8);
+    [tails, heads, firsts, end]
 }
