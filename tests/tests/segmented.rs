@@ -207,6 +207,26 @@ fn run_offsets<T: TestType, Op: TestOp<T>>(
     verify_all::<T, Op>(x, &segs, &out.to_vec().map_err(fail)?).map_err(TestCaseError::fail)
 }
 
+/// [`run_offsets`] on a view that starts one element into its buffer (not
+/// aligned for the kernels' 16-byte loads).
+fn run_offsets_on_view<T: TestType, Op: TestOp<T>>(
+    ctx: &Context,
+    seg: &Segmented,
+    x: &[T],
+    offsets: &[u64],
+) -> Result<(), TestCaseError> {
+    let mut padded = data::<T, Op>(1, 99);
+    padded.extend_from_slice(x);
+    let buf = ctx.upload(&padded).map_err(fail)?;
+    let input = buf.slice(1..).map_err(fail)?;
+    let offs = ctx.upload(offsets).map_err(fail)?;
+    let mut out = ctx.alloc::<Op::Out>(offsets.len() - 1).map_err(fail)?;
+    out.poison().map_err(fail)?;
+    seg.reduce(&input, &offs, &mut out, Op::default()).map_err(fail)?;
+    let segs: Vec<(usize, usize)> = offsets.windows(2).map(|w| (w[0] as usize, w[1] as usize)).collect();
+    verify_all::<T, Op>(x, &segs, &out.to_vec().map_err(fail)?).map_err(TestCaseError::fail)
+}
+
 /// Offsets over `n` elements from random lengths: mostly around `mean`,
 /// some empty, with a gap before the first and after the last.
 fn random_offsets(n: usize, mean: usize, seed: u64) -> Vec<u64> {
@@ -292,6 +312,24 @@ backend_test!(edge_segmentations, |ctx| {
     // No input at all: every segment empty.
     for_ops(ctx, &seg, &[], &[0, 0, 0]).unwrap();
     for_ops(ctx, &seg, &[], &[0]).unwrap();
+});
+
+backend_test!(unaligned_views_of_whole_tiles, |ctx| {
+    let seg = ctx.segmented();
+    fn go<T: TestType, Op: TestOp<T>>(ctx: &Context, seg: &Segmented, seed: u64) {
+        let t = tile::<T>();
+        for (n, mean) in [(3 * t, 100), (3 * t + 5, 3 * t), (t, 1)] {
+            let x = data::<T, Op>(n, seed ^ n as u64);
+            run_offsets_on_view::<T, Op>(ctx, seg, &x, &random_offsets(n, mean, seed))
+                .unwrap_or_else(|e| panic!("n {n}, mean {mean}: {e}"));
+        }
+    }
+    let seed = Rng(0xA11E).next() ^ std::process::id() as u64;
+    go::<i32, Sum>(ctx, &seg, seed);
+    go::<f32, ArgMin>(ctx, &seg, seed);
+    go::<u32, Max>(ctx, &seg, seed);
+    go::<f64, Sum>(ctx, &seg, seed);
+    go::<i64, ArgMax>(ctx, &seg, seed);
 });
 
 /// Sum, min and argmax of `x` over `offsets`.

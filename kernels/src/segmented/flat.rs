@@ -146,6 +146,53 @@ impl<T: Element> Monoid<T> for Fill {
     }
 }
 
+/// Stage the tile at `a` into shared memory (no barrier): as
+/// [`stage_tile_unsynced`], but a whole tile of 4-byte elements goes with
+/// 16-byte loads written out one by one (`unrolled!`), so that all of a
+/// thread's loads are in flight before its first shared store and its 32
+/// items stay in registers (the shared staging's loops stay rolled at 32
+/// items in this kernel, and its items went to a 128-byte stack frame).
+///
+/// # Safety
+/// As [`stage_tile_unsynced`].
+#[inline(always)]
+#[track_caller]
+unsafe fn stage<T: Element, const B: u32, const ITEMS: usize>(input: *const T, n: u64, a: u64, s: Shared<T>) {
+    const V: usize = 4;
+    if !(size_of::<T>() == 4 && ITEMS.is_multiple_of(V) && ITEMS / V <= 16) {
+        // SAFETY: forwarded.
+        unsafe { stage_tile_unsynced::<T, Fill, B, ITEMS>(input, n, a, s) };
+        return;
+    }
+    let len = B as u64 * ITEMS as u64;
+    let tid = gpu::thread_idx() as usize;
+    let at = |i: usize| i + i / pad_every::<T>(ITEMS);
+    // SAFETY: the caller's contract; a + len <= n on the vector path.
+    let base = unsafe { input.add(Ord::min(a, n) as usize) };
+    if a + len > n || !(base as usize).is_multiple_of(16) {
+        // A partial tile, or an input not aligned for 16 bytes (a view):
+        // one element per load.
+        for k in 0..ITEMS {
+            let i = k * B as usize + tid;
+            let g = a + i as u64;
+            // SAFETY: g < n; below tile_slots.
+            let x = if g < n { unsafe { global::load(input.add(g as usize)) } } else { T::ZERO };
+            unsafe { s.store(at(i), x) };
+        }
+        return;
+    }
+    let mut v = [[T::ZERO; V]; 16];
+    // SAFETY: chunk k*B + tid of the tile lies inside it.
+    unrolled!(ITEMS / V, |k| v[k] = unsafe { global::load_vec_coherent::<T, V>(base.add((k * B as usize + tid) * V)) });
+    unrolled!(ITEMS / V, |k| {
+        let q = (k * B as usize + tid) * V;
+        for (j, x) in v[k].iter().enumerate() {
+            // SAFETY: below tile_slots (padded as the shared staging).
+            unsafe { s.store(at(q + j), *x) };
+        }
+    });
+}
+
 /// Element `p` of the input (staged at `i` of the tile) as an accumulator.
 #[inline(always)]
 #[track_caller]
@@ -417,7 +464,7 @@ pub unsafe fn segmented_reduce<R: SegmentedReduction, const B: u32, const ITEMS:
     // SAFETY (from here on): shared accesses inside the carved parts,
     // boundary indices <= segments + 1, record slots of this tile.
     search();
-    unsafe { stage_tile_unsynced::<R::In, Fill, B, ITEMS>(input, n, a, tile_s) };
+    unsafe { stage::<R::In, B, ITEMS>(input, n, a, tile_s) };
     gpu::sync_threads();
     let (klo, khi) = unsafe { (kbounds.load(0), kbounds.load(1)) };
     // The tile's boundaries klo..khi, as tile positions, go to a shared
@@ -425,7 +472,7 @@ pub unsafe fn segmented_reduce<R: SegmentedReduction, const B: u32, const ITEMS:
     // so each thread finds its own in shared memory rather than by a
     // chain of dependent global reads. A tile with more boundaries than
     // positions (empty segments) searches the offsets directly.
-    let windowed = klo <= khi && khi - klo <= tile_len;
+    let windowed = klo <= khi && khi - klo <= policy::window_len(B) as u64;
     let fill_end = if windowed { khi } else { klo };
     let check_end = if b.fixed() { klo } else { Ord::min(Ord::max(khi, klo), segments) };
     let mut bad = !b.fixed() && klo > khi;

@@ -23,11 +23,19 @@ pub const RANGES_BLOCK: u32 = 256;
 // Not yet measured on a GPU: fills a multiprocessor's 2048 threads at 256.
 pub const RANGES_BLOCKS_PER_SM: u32 = 8;
 
-/// Input elements per thread of the flat kernel: 16 (64 bytes of `i32`,
-/// 128 of `f64`).
-// ptxas (sm_90): at 32 four-byte items (the look-back scan's 128 bytes) the staged loads went to a 128-byte stack frame; at 16, none.
+/// Input elements per thread of the flat kernel: 32 of 4 bytes, 16 of 8
+/// (128 bytes each, as the look-back scan's 4-byte tiles).
+// H200, 2^28 i32: 16 items ran at 43-66% of copy after the spine (`86823b1`); 32 halves the tiles and the work per tile that does not grow with it (search, barriers, records).
 pub const fn items<T>() -> usize {
-    16
+    if size_of::<T>() <= 4 { 32 } else { 16 }
+}
+
+/// Boundaries a tile's shared window holds: 16 per thread (half the
+/// positions of a 4-byte tile, so the tile and its window stay within the
+/// 48 KiB a block gets without opting in). A tile with more boundaries
+/// searches the offsets in global memory.
+pub const fn window_len(b: u32) -> usize {
+    b as usize * 16
 }
 
 /// Elements of one tile of the flat kernel at block size `b`.
@@ -43,7 +51,7 @@ const fn round16(b: usize) -> usize {
 /// accumulator `A` at block size `b`: the staged tile (at 0), the block
 /// scan's 32 warp values, its 32 warp flags, the tile's two boundary
 /// indices (`u64`), the window of the tile's boundaries (`u16` tile
-/// positions, one per position); every part 16-byte aligned.
+/// positions, [`window_len`] of them); every part 16-byte aligned.
 pub const fn smem_layout<T, A>(b: u32) -> [usize; 4] {
     let values = round16(tile_slots::<T>(b, items::<T>()) * size_of::<T>());
     let flags = values + round16(32 * size_of::<A>());
@@ -54,7 +62,7 @@ pub const fn smem_layout<T, A>(b: u32) -> [usize; 4] {
 
 /// Dynamic shared memory (bytes) of the flat kernel.
 pub const fn smem_bytes<T, A>(b: u32) -> usize {
-    smem_layout::<T, A>(b)[3] + round16(tile_len::<T>(b) as usize * 2)
+    smem_layout::<T, A>(b)[3] + round16(window_len(b) * 2)
 }
 
 /// Dynamic shared memory (bytes) of the spine: the block scan's 32 warp
