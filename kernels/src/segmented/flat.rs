@@ -78,31 +78,42 @@ impl Bounds {
         lo
     }
 
-    /// [`Self::lower_bound`] by a whole warp (all 32 lanes call it with the
-    /// same arguments; every lane gets the answer): each round the lanes
-    /// read 32 boundaries spread over the range at once and keep the
-    /// 32nd of it where the answer lies, so `log32` dependent round trips
-    /// instead of `log2`; before that, one round probes the 32 boundaries
-    /// around where evenly spread segments would put the answer.
+    /// The first round of [`Self::warp_lower_bound`] (for offsets, over
+    /// more than 32 boundaries): each lane loads one of the 32 consecutive
+    /// boundaries around where evenly spread segments would put the
+    /// answer. Issued on its own so that the load can be in flight while
+    /// the warp does other work; [`Self::warp_lower_bound`] compares.
     #[inline(always)]
     #[track_caller]
-    unsafe fn warp_lower_bound(&self, mut lo: u64, mut hi: u64, v: u64) -> u64 {
+    unsafe fn warp_probe(&self, lo: u64, hi: u64, v: u64) -> Option<Probe> {
+        let w = WARP_SIZE as u64;
+        if self.fixed() || hi - lo <= w {
+            return None;
+        }
+        let guess = (v as f64 / Ord::max(self.n, 1) as f64 * self.segments as f64) as u64;
+        let g = guess.saturating_sub(w / 2).clamp(lo, hi - w);
+        // SAFETY: g + lane < hi <= segments + 1.
+        Some(Probe { g, at: unsafe { self.at(g + gpu::lane() as u64) } })
+    }
+
+    /// [`Self::lower_bound`] by a whole warp (all 32 lanes call it with the
+    /// same arguments; every lane gets the answer), from the warp's
+    /// `probe` ([`Self::warp_probe`] with the same arguments): the probe
+    /// settles segments of one length in one round trip, or narrows the
+    /// range; then each round the lanes read 32 boundaries spread over the
+    /// range at once and keep the 32nd of it where the answer lies, so
+    /// `log32` dependent round trips instead of `log2`.
+    #[inline(always)]
+    #[track_caller]
+    unsafe fn warp_lower_bound(&self, mut lo: u64, mut hi: u64, v: u64, probe: Option<Probe>) -> u64 {
         if self.fixed() {
             // SAFETY: forwarded.
             return unsafe { self.lower_bound(lo, hi, v) };
         }
         let lane = gpu::lane() as u64;
         let w = WARP_SIZE as u64;
-        if hi - lo > w {
-            // First a guess, as if the boundaries were spread evenly over
-            // the input: 32 consecutive boundaries around it. Segments of
-            // one length are settled there in one round trip; otherwise
-            // the probes still narrow the range for the search below.
-            let guess = (v as f64 / Ord::max(self.n, 1) as f64 * self.segments as f64) as u64;
-            let g = guess.saturating_sub(w / 2).clamp(lo, hi - w);
-            // SAFETY: g + lane < hi <= segments + 1.
-            let below = unsafe { self.at(g + lane) } < v;
-            let c = warp::reduce_all::<u32, Sum>(below as u32) as u64;
+        if let Some(Probe { g, at }) = probe {
+            let c = warp::reduce_all::<u32, Sum>((at < v) as u32) as u64;
             if c == w {
                 lo = g + w;
             } else if c == 0 {
@@ -129,6 +140,14 @@ impl Bounds {
         let below = lane < hi - lo && unsafe { self.at(lo + lane) } < v;
         lo + warp::reduce_all::<u32, Sum>(below as u32) as u64
     }
+}
+
+/// A lane's part of the first round of a warp's search: the boundary
+/// `at(g + lane)`.
+#[derive(Clone, Copy)]
+struct Probe {
+    g: u64,
+    at: u64,
 }
 
 /// Fill for the part of a tile past the input (never combined: the walk
@@ -375,8 +394,9 @@ fn block_seg_scan<R: Reduction, const B: u32>(
 /// segment: they only ever flow into a combine that is never written.
 ///
 /// No tile waits for another (no ticket, no look-back): the tile is the
-/// block index, so its loads go out at once, while two warps find the
-/// tile's range of boundaries (a 32-way search of the offsets). Every
+/// block index, so its loads go out at once, and two warps find the
+/// tile's range of boundaries (a 32-way search of the offsets, whose first
+/// round, a guess, is in flight with their loads). Every
 /// tile's parts are joined in tile order by the spine, so results,
 /// floating-point ones included, are the same from run to run. The block
 /// then copies the tile's boundaries into a shared window of `u16` tile
@@ -438,33 +458,29 @@ pub unsafe fn segmented_reduce<R: SegmentedReduction, const B: u32, const ITEMS:
     let last = tile == tiles - 1;
     let a = tile as u64 * tile_len;
     // The tile's boundaries: klo..=khi, first at or after a and a + tile_len,
-    // searched by two warps before they load their part of the tile (while
-    // the other warps' loads are in flight). Searching between issuing the
-    // loads and storing them to shared memory would overlap those two
-    // warps' loads too, but holds the loaded items through the search:
-    // 56 registers instead of 40 (ptxas, sm_90), 4 blocks per
-    // multiprocessor instead of 6.
+    // searched by two warps.
     let warps = B / WARP_SIZE;
-    let search = || {
-        // SAFETY (shared accesses): inside the carved parts; (boundaries)
-        // indices <= segments + 1.
-        if w == 0 {
-            let lo = if tile == 0 { 0 } else { unsafe { b.warp_lower_bound(0, segments + 1, a) } };
-            if lane == 0 {
-                unsafe { kbounds.store(0, lo) };
-            }
-        }
-        if w == warps - 1 {
-            let hi = if last { segments + 1 } else { unsafe { b.warp_lower_bound(0, segments + 1, a + tile_len) } };
-            if lane == 0 {
-                unsafe { kbounds.store(1, hi) };
-            }
-        }
-    };
+    // The first round of each search goes out before the warp's loads;
+    // the rest waits until they are staged (holding the loaded items
+    // through a search took 56 registers instead of 40, ptxas sm_90).
+    let lo_probe = if w == 0 && tile != 0 { unsafe { b.warp_probe(0, segments + 1, a) } } else { None };
+    let hi_probe = if w == warps - 1 && !last { unsafe { b.warp_probe(0, segments + 1, a + tile_len) } } else { None };
     // SAFETY (from here on): shared accesses inside the carved parts,
     // boundary indices <= segments + 1, record slots of this tile.
-    search();
     unsafe { stage::<R::In, B, ITEMS>(input, n, a, tile_s) };
+    if w == 0 {
+        let lo = if tile == 0 { 0 } else { unsafe { b.warp_lower_bound(0, segments + 1, a, lo_probe) } };
+        if lane == 0 {
+            unsafe { kbounds.store(0, lo) };
+        }
+    }
+    if w == warps - 1 {
+        let hi =
+            if last { segments + 1 } else { unsafe { b.warp_lower_bound(0, segments + 1, a + tile_len, hi_probe) } };
+        if lane == 0 {
+            unsafe { kbounds.store(1, hi) };
+        }
+    }
     gpu::sync_threads();
     let (klo, khi) = unsafe { (kbounds.load(0), kbounds.load(1)) };
     // The tile's boundaries klo..khi, as tile positions, go to a shared
@@ -499,7 +515,11 @@ pub unsafe fn segmented_reduce<R: SegmentedReduction, const B: u32, const ITEMS:
             unsafe { atomic::add(errors, 1u32) };
         }
     }
-    gpu::sync_threads();
+    // Only a written window needs a barrier (the condition is the same in
+    // every thread): a tile inside one long segment skips it.
+    if fill_end > klo {
+        gpu::sync_threads();
+    }
     let local0 = tid as usize * ITEMS;
     let p0 = a + local0 as u64;
     // The thread's first boundary, and its boundaries as bits of its
