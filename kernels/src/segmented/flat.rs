@@ -406,7 +406,7 @@ fn block_seg_scan<R: Reduction, const B: u32>(
 /// unrolled loops over its items that restart at a set bit; threads
 /// without a boundary (inside a long segment) skip pass 3. Only a thread
 /// with two boundaries at one position (empty segments) walks its
-/// boundaries one by one, and a tile with more boundaries than positions
+/// boundaries one by one, and a tile with more boundaries than its window holds
 /// searches the offsets in global memory (`boundary_bits`).
 ///
 /// **Offsets are checked** in the same pass: each tile checks the pairs
@@ -458,11 +458,12 @@ pub unsafe fn segmented_reduce<R: SegmentedReduction, const B: u32, const ITEMS:
     let last = tile == tiles - 1;
     let a = tile as u64 * tile_len;
     // The tile's boundaries: klo..=khi, first at or after a and a + tile_len,
-    // searched by two warps.
+    // searched by two warps. The first round of each search goes out
+    // before the warp's loads; the rest waits until they are staged
+    // (holding the loaded items through a search took 56 registers
+    // instead of 40, ptxas sm_90).
     let warps = B / WARP_SIZE;
-    // The first round of each search goes out before the warp's loads;
-    // the rest waits until they are staged (holding the loaded items
-    // through a search took 56 registers instead of 40, ptxas sm_90).
+    // SAFETY: boundary indices below segments + 1.
     let lo_probe = if w == 0 && tile != 0 { unsafe { b.warp_probe(0, segments + 1, a) } } else { None };
     let hi_probe = if w == warps - 1 && !last { unsafe { b.warp_probe(0, segments + 1, a + tile_len) } } else { None };
     // SAFETY (from here on): shared accesses inside the carved parts,
@@ -487,7 +488,8 @@ pub unsafe fn segmented_reduce<R: SegmentedReduction, const B: u32, const ITEMS:
     // window in one coalesced pass (which also checks the offsets' order),
     // so each thread finds its own in shared memory rather than by a
     // chain of dependent global reads. A tile with more boundaries than
-    // positions (empty segments) searches the offsets directly.
+    // the window holds (segments of 1 or 2 elements on average, or many
+    // empty ones) searches the offsets directly.
     let windowed = klo <= khi && khi - klo <= policy::window_len(B) as u64;
     let fill_end = if windowed { khi } else { klo };
     let check_end = if b.fixed() { klo } else { Ord::min(Ord::max(khi, klo), segments) };
