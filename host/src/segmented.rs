@@ -413,7 +413,6 @@ impl<'c> Segmented<'c> {
         let what = Instance::of(T::NAME).op(Op::NAME);
         let task = || format!("segmented `{}` on `{}`", Op::NAME, T::NAME);
         let kernel = Family("segmented_reduce").get(self.ctx, what, self.block, task)?;
-        let spine = Family("segmented_spine").get(self.ctx, what, policy::SPINE_BLOCK, task)?;
         let (offsets, seg_len) = match segs {
             Segs::Offsets(addr) => {
                 if offsets_len as u64 != segments + 1 {
@@ -472,6 +471,8 @@ impl<'c> Segmented<'c> {
             // n / tile + 1 tiles, as the kernel requires.
             unsafe { self.ctx.launch(kernel.name, cfg, &args)? };
             if tiles > 1 {
+                // Looked up here: a one-tile input never loads the spine's module.
+                let spine = Family("segmented_spine").get(self.ctx, what, policy::SPINE_BLOCK, task)?;
                 let args = [
                     Arg::Ptr(region.temp),
                     tiles.into(),

@@ -198,27 +198,22 @@ fn run_offsets<T: TestType, Op: TestOp<T>>(
     x: &[T],
     offsets: &[u64],
 ) -> Result<(), TestCaseError> {
-    let input = ctx.upload(x).map_err(fail)?;
-    let offs = ctx.upload(offsets).map_err(fail)?;
-    let mut out = ctx.alloc::<Op::Out>(offsets.len() - 1).map_err(fail)?;
-    out.poison().map_err(fail)?;
-    seg.reduce(&input, &offs, &mut out, Op::default()).map_err(fail)?;
-    let segs: Vec<(usize, usize)> = offsets.windows(2).map(|w| (w[0] as usize, w[1] as usize)).collect();
-    verify_all::<T, Op>(x, &segs, &out.to_vec().map_err(fail)?).map_err(TestCaseError::fail)
+    run_offsets_after::<T, Op>(ctx, seg, x, offsets, 0)
 }
 
-/// [`run_offsets`] on a view that starts one element into its buffer (not
-/// aligned for the kernels' 16-byte loads).
-fn run_offsets_on_view<T: TestType, Op: TestOp<T>>(
+/// [`run_offsets`] on a view that starts `lead` elements into its buffer
+/// (1: not aligned for the kernels' 16-byte loads).
+fn run_offsets_after<T: TestType, Op: TestOp<T>>(
     ctx: &Context,
     seg: &Segmented,
     x: &[T],
     offsets: &[u64],
+    lead: usize,
 ) -> Result<(), TestCaseError> {
-    let mut padded = data::<T, Op>(1, 99);
+    let mut padded = data::<T, Op>(lead, 99);
     padded.extend_from_slice(x);
     let buf = ctx.upload(&padded).map_err(fail)?;
-    let input = buf.slice(1..).map_err(fail)?;
+    let input = buf.slice(lead..).map_err(fail)?;
     let offs = ctx.upload(offsets).map_err(fail)?;
     let mut out = ctx.alloc::<Op::Out>(offsets.len() - 1).map_err(fail)?;
     out.poison().map_err(fail)?;
@@ -320,7 +315,7 @@ backend_test!(unaligned_views_of_whole_tiles, |ctx| {
         let t = tile::<T>();
         for (n, mean) in [(3 * t, 100), (3 * t + 5, 3 * t), (t, 1)] {
             let x = data::<T, Op>(n, seed ^ n as u64);
-            run_offsets_on_view::<T, Op>(ctx, seg, &x, &random_offsets(n, mean, seed))
+            run_offsets_after::<T, Op>(ctx, seg, &x, &random_offsets(n, mean, seed), 1)
                 .unwrap_or_else(|e| panic!("n {n}, mean {mean}: {e}"));
         }
     }
