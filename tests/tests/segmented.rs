@@ -487,6 +487,14 @@ backend_test!(large_inputs_gpu_only, |ctx| {
     run_offsets::<i32, Max>(ctx, &seg, &x, &random_offsets(n, 3000, 5)).unwrap();
     let y = data::<f32, Sum>(n, 98);
     run_offsets::<f32, Sum>(ctx, &seg, &y, &random_offsets(n, 40, 6)).unwrap();
+    // The spine reads its records in groups of rows by accumulator width
+    // (four rows of 4 bytes, two of 8, one of 16): 8-byte sums and argmin
+    // over thousands of tiles, on fresh draws.
+    let seed = gpuprim_tests::draw(any::<u64>());
+    let z = data::<i64, Sum>(n, seed);
+    run_offsets::<i64, Sum>(ctx, &seg, &z, &random_offsets(n, 700, seed)).unwrap();
+    let w = data::<i32, ArgMin>(n, seed ^ 1);
+    run_offsets::<i32, ArgMin>(ctx, &seg, &w, &random_offsets(n, 200, seed ^ 2)).unwrap();
 });
 
 #[test]

@@ -623,21 +623,25 @@ impl<A> Records<A> {
 
 /// The second launch of the flat segmented reduction: one block joins the
 /// parts of the segments that span tiles. `tiles` records of
-/// [`segmented_reduce`] go in tile order; each thread takes a run of
-/// them:
+/// [`segmented_reduce`] go in tile order; each warp takes a run of whole
+/// rows of 32 of them, one record per lane, so every load is coalesced:
 ///
 /// ```text
-/// pass A  (any boundary in my tiles?, combine of the tails since the last)
-/// scan    block-wide exclusive scan of those pairs (a boundary resets):
-///         what comes before my first tile
-/// pass B  walk my tiles again with that carry: a tile with a boundary
-///         finishes the segment that ends there, out[first - 1] =
-///         carry . head, and the carry becomes its tail; a tile without
-///         one adds its tail (the whole tile) to the carry
+/// pass A  per row, a warp segmented scan of (boundary?, tail); the warp
+///         folds the rows' totals: (any boundary in my run?, combine of
+///         the tails since the last)
+/// scan    block-wide exclusive scan of the warps' pairs (a boundary
+///         resets): what comes before each warp's run
+/// pass B  the rows again, the carry moving from row to row: a lane's
+///         carry is the row's carry and the lanes before it; a tile with
+///         a boundary finishes the segment that ends there, out[first-1]
+///         = carry . head, and the carry after it starts from its tail; a
+///         tile without one adds its tail (the whole tile)
 /// ```
-/// At 2^28 `i32` (65537 tiles) that is 65 records per thread. The records
-/// are read in groups of 32 bytes of accumulators (eight for `i32`), each
-/// group's loads in flight together.
+/// At 2^28 `i32` (32769 tiles) that is 33 rows per warp. Rows are read
+/// in groups whose loads are in flight together (four rows of `i32`,
+/// fewer for wide accumulators). Reading each thread's own run of
+/// records instead (`86823b1`) made every warp load touch 32 lines.
 ///
 /// # Safety
 /// `temp` holds the records of `tiles` tiles written by
@@ -653,87 +657,89 @@ pub unsafe fn segmented_spine<R: SegmentedReduction, const B: u32>(
     n: u64,
     out: *mut R::Out,
 ) {
-    // Records read per group, all in flight together: fewer for wide
-    // accumulators (a block of 1024 threads has 64 registers each).
-    const MAX_GROUP: usize = 8;
-    let group: u64 = 32 / Ord::max(size_of::<R::Acc>(), 4) as u64;
-    let tid = gpu::thread_idx() as u64;
+    // As many slots as `unrolled!` takes steps (the group is below).
+    const MAX_GROUP: usize = 16;
+    let group = policy::spine_group::<R::Acc>() as u64;
+    let (lane, w) = (gpu::lane(), gpu::warp_idx());
+    let warps = (B / WARP_SIZE) as u64;
     let records = Records::<R::Acc>::new(temp, tiles);
     let b = Bounds { offsets, segments, seg_len, n };
     let base = Shared::<u8>::dynamic();
     let vslots = base.after::<R::Acc>(0);
     let fslots = base.after::<u32>(policy::spine_smem_bytes::<R::Acc>() - 32 * 4);
-    let per = tiles.div_ceil(B as u64);
-    let r0 = Ord::min(tid * per, tiles);
-    let r1 = Ord::min(r0 + per, tiles);
-    // SAFETY (records): indices below `tiles`; every tile writes all three.
-    let load = |r: u64| unsafe {
-        (
-            global::load(records.firsts.add(r as usize)),
-            global::load(records.tails.add(r as usize)),
-            global::load(records.heads.add(r as usize)),
-        )
+    // The warp's run of records, read in rows of 32 (the same count in
+    // every lane). Runs are not rounded to whole rows: a row then spans
+    // two 128-byte lines, and a few tiles already spread over several
+    // warps (the emulator's tests reach the block scan).
+    let per = tiles.div_ceil(warps);
+    let c0 = Ord::min(w as u64 * per, tiles);
+    let c1 = Ord::min(c0 + per, tiles);
+    let rows = (c1 - c0).div_ceil(WARP_SIZE as u64);
+    let at = |row: u64| c0 + row * WARP_SIZE as u64 + lane as u64;
+    // SAFETY (records): r < c1 <= tiles; every tile writes all three.
+    let load = |r: u64, with_head: bool| unsafe {
+        if r < c1 {
+            let head = if with_head { global::load(records.heads.add(r as usize)) } else { R::identity() };
+            (global::load(records.firsts.add(r as usize)), global::load(records.tails.add(r as usize)), head)
+        } else {
+            (NONE, R::identity(), R::identity())
+        }
     };
-    // Pass A: (any boundary, the combine of the tails since the last one).
-    let mut fx = (false, R::identity());
-    let fold = |(f, x): (bool, R::Acc), first: u64, tail: R::Acc| {
-        if first != NONE { (true, tail) } else { (f, R::combine(x, tail)) }
+    // `carry . (f, x)`: what follows a boundary starts over.
+    let join = |carry: R::Acc, f: u32, x: R::Acc| if f != 0 { x } else { R::combine(carry, x) };
+    // Pass A: the warp's (any boundary, combine of the tails since the
+    // last one), row by row. Row counts are the same in every lane, so
+    // the shuffles see the whole warp.
+    let (mut af, mut ax) = (0u32, R::identity());
+    let mut fold = |first: u64, tail: R::Acc| {
+        let (f, x) = warp_seg_scan::<R>((first != NONE) as u32, tail);
+        let (tf, tx) = (gpu_warp::shfl_idx(f, WARP_SIZE - 1), gpu_warp::shfl_idx(x, WARP_SIZE - 1));
+        ax = join(ax, tf, tx);
+        af |= tf;
     };
-    let mut r = r0;
-    while r + group <= r1 {
+    let mut row = 0;
+    while row + group <= rows {
         let mut got = [(NONE, R::identity(), R::identity()); MAX_GROUP];
-        for (i, g) in got.iter_mut().enumerate() {
-            if (i as u64) < group {
-                let (first, tail, _) = load(r + i as u64);
-                *g = (first, tail, R::identity());
-            }
-        }
-        for (i, g) in got.iter().enumerate() {
-            if (i as u64) < group {
-                fx = fold(fx, g.0, g.1);
-            }
-        }
-        r += group;
+        unrolled!(policy::spine_group::<R::Acc>(), |i| got[i] = load(at(row + i as u64), false));
+        unrolled!(policy::spine_group::<R::Acc>(), |i| fold(got[i].0, got[i].1));
+        row += group;
     }
-    while r < r1 {
-        let (first, tail, _) = load(r);
-        fx = fold(fx, first, tail);
-        r += 1;
+    while row < rows {
+        let (first, tail, _) = load(at(row), false);
+        fold(first, tail);
+        row += 1;
     }
-    let (_, mut carry, _, _) = block_seg_scan::<R, B>(fx.0, fx.1, vslots, fslots);
+    // Lane 0 carries its warp's pair, so lane 0's exclusive pair is what
+    // the warps before this one leave.
+    let (ef, ex) = if lane == 0 { (af != 0, ax) } else { (false, R::identity()) };
+    let (_, before, _, _) = block_seg_scan::<R, B>(ef, ex, vslots, fslots);
+    let mut carry = gpu_warp::shfl_idx(before, 0);
     // Pass B: finish each tile's first segment, carry on.
-    let finish = |carry: R::Acc, first: u64, tail: R::Acc, head: R::Acc| -> R::Acc {
-        if first == NONE {
-            return R::combine(carry, tail);
-        }
+    let mut finish = |first: u64, tail: R::Acc, head: R::Acc| {
+        let (f, x) = warp_seg_scan::<R>((first != NONE) as u32, tail);
+        let (uf, ux) = (gpu_warp::shfl_up(f, 1), gpu_warp::shfl_up(x, 1));
+        let mine = if lane == 0 { carry } else { join(carry, uf, ux) };
         // WRITTEN lies far above any segment count.
         if (1..=segments).contains(&first) {
             let k = first - 1;
             // SAFETY: k < segments.
             let start = if R::NEEDS_START { unsafe { b.at(k) } } else { 0 };
-            unsafe { global::store(out.add(k as usize), R::out(R::combine(carry, head), start, false)) };
+            unsafe { global::store(out.add(k as usize), R::out(R::combine(mine, head), start, false)) };
         }
-        tail
+        let (tf, tx) = (gpu_warp::shfl_idx(f, WARP_SIZE - 1), gpu_warp::shfl_idx(x, WARP_SIZE - 1));
+        carry = join(carry, tf, tx);
     };
-    let mut r = r0;
-    while r + group <= r1 {
+    let mut row = 0;
+    while row + group <= rows {
         let mut got = [(NONE, R::identity(), R::identity()); MAX_GROUP];
-        for (i, g) in got.iter_mut().enumerate() {
-            if (i as u64) < group {
-                *g = load(r + i as u64);
-            }
-        }
-        for (i, g) in got.iter().enumerate() {
-            if (i as u64) < group {
-                carry = finish(carry, g.0, g.1, g.2);
-            }
-        }
-        r += group;
+        unrolled!(policy::spine_group::<R::Acc>(), |i| got[i] = load(at(row + i as u64), true));
+        unrolled!(policy::spine_group::<R::Acc>(), |i| finish(got[i].0, got[i].1, got[i].2));
+        row += group;
     }
-    while r < r1 {
-        let (first, tail, head) = load(r);
-        carry = finish(carry, first, tail, head);
-        r += 1;
+    while row < rows {
+        let (first, tail, head) = load(at(row), true);
+        finish(first, tail, head);
+        row += 1;
     }
 }
 
