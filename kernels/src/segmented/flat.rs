@@ -212,6 +212,14 @@ unsafe fn stage<T: Element, const B: u32, const ITEMS: usize>(input: *const T, n
     });
 }
 
+/// The element staged at `i` of the tile.
+#[inline(always)]
+#[track_caller]
+unsafe fn staged<T: Element, const ITEMS: usize>(tile: Shared<T>, i: usize) -> T {
+    // SAFETY: inside the staged tile (caller).
+    unsafe { tile.load(i + i / pad_every::<T>(ITEMS)) }
+}
+
 /// Element `p` of the input (staged at `i` of the tile) as an accumulator.
 #[inline(always)]
 #[track_caller]
@@ -539,16 +547,16 @@ pub unsafe fn segmented_reduce<R: SegmentedReduction, const B: u32, const ITEMS:
     // Pass 1.
     let (reset, tail) = match bits {
         Some(mask) => {
-            let mut run = R::identity();
+            let mut run = R::run_from(R::identity());
             for j in 0..ITEMS {
                 if (mask >> j) & 1 != 0 {
-                    run = R::identity();
+                    run = R::run_from(R::identity());
                 }
                 if (valid >> j) & 1 != 0 {
-                    run = R::combine(run, unsafe { item::<R, ITEMS>(tile_s, local0 + j, p0 + j as u64) });
+                    run = R::run_push(run, unsafe { staged::<R::In, ITEMS>(tile_s, local0 + j) }, j as u32);
                 }
             }
-            (mask != 0, run)
+            (mask != 0, R::run_end(run, p0))
         }
         None => unsafe { walk::<R, ITEMS, false>(&b, tile_s, local0, p0, k0, R::identity(), out, None) },
     };
@@ -576,20 +584,21 @@ pub unsafe fn segmented_reduce<R: SegmentedReduction, const B: u32, const ITEMS:
         match bits {
             Some(mask) => {
                 // Boundary k at bit j ends segment k - 1 there.
-                let (mut run, mut k, mut head) = (start, k0, head);
+                let (mut run, mut k, mut head) = (R::run_from(start), k0, head);
                 for j in 0..ITEMS {
                     if (mask >> j) & 1 != 0 {
+                        let acc = R::run_end(run, p0);
                         if let Some(h) = head.take() {
-                            unsafe { h.record(run, k) };
+                            unsafe { h.record(acc, k) };
                         } else if k >= 1 {
                             let first = if R::NEEDS_START { unsafe { b.at(k - 1) } } else { 0 };
-                            unsafe { global::store(out.add((k - 1) as usize), R::out(run, first, false)) };
+                            unsafe { global::store(out.add((k - 1) as usize), R::out(acc, first, false)) };
                         }
                         k += 1;
-                        run = R::identity();
+                        run = R::run_from(R::identity());
                     }
                     if (valid >> j) & 1 != 0 {
-                        run = R::combine(run, unsafe { item::<R, ITEMS>(tile_s, local0 + j, p0 + j as u64) });
+                        run = R::run_push(run, unsafe { staged::<R::In, ITEMS>(tile_s, local0 + j) }, j as u32);
                     }
                 }
             }

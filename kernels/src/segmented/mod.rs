@@ -23,7 +23,7 @@ pub mod ranges;
 
 #[allow(unused_imports)]
 use crate::ops::*;
-use crate::reduce::reduction::{Arg, Extreme, Indexed, Plain, Reduction};
+use crate::reduce::reduction::{Arg, Extreme, Indexed, Plain, Raw, Reduction, pick};
 #[allow(unused_imports)]
 use crate::reduce::reduction::{Largest, Smallest};
 use flat::{segmented_reduce, segmented_spine};
@@ -38,6 +38,28 @@ pub trait SegmentedReduction: Reduction<In: Element> {
     /// The result for a segment with accumulator `acc`, first index `start`
     /// (when [`Self::NEEDS_START`]), empty or not.
     fn out(acc: Self::Acc, start: u64, empty: bool) -> Self::Out;
+    /// What a thread carries while it combines its own items in order
+    /// (positions `p0 + j`, `j` rising): the accumulator itself for
+    /// [`Plain`]; for [`Arg`] the best element so far and its `u32` offset
+    /// `j`, so that each item costs one comparison of elements and the
+    /// widened value with its 64-bit index is built once per run.
+    type Run: Copy;
+    /// A run that goes on from `lead` (everything before it lies at
+    /// earlier positions).
+    fn run_from(lead: Self::Acc) -> Self::Run;
+    /// `run` followed by item `x` at offset `j`.
+    fn run_push(run: Self::Run, x: Self::In, j: u32) -> Self::Run;
+    /// The run as an accumulator, its offsets counted from `p0`.
+    fn run_end(run: Self::Run, p0: u64) -> Self::Acc;
+}
+
+/// An argmin/argmax run: what came before it (`lead`) and its own best
+/// element at offset `at` (`u32::MAX`: none yet).
+#[derive(Clone, Copy)]
+pub struct ArgRun<T, W> {
+    lead: Indexed<W>,
+    best: T,
+    at: u32,
 }
 
 /// Sum, product, min, max: the accumulator itself (the identity for an
@@ -47,6 +69,19 @@ impl<T: Element, Op: Accumulate<T>> SegmentedReduction for Plain<T, Op> {
     #[inline(always)]
     fn out(acc: Op::Acc, _start: u64, _empty: bool) -> Op::Acc {
         acc
+    }
+    type Run = Op::Acc;
+    #[inline(always)]
+    fn run_from(lead: Op::Acc) -> Op::Acc {
+        lead
+    }
+    #[inline(always)]
+    fn run_push(run: Op::Acc, x: T, _j: u32) -> Op::Acc {
+        Self::combine(run, Self::lift::<1>(&Raw { a: [x], b: [x] }, 0, 0))
+    }
+    #[inline(always)]
+    fn run_end(run: Op::Acc, _p0: u64) -> Op::Acc {
+        run
     }
 }
 
@@ -64,6 +99,30 @@ impl<T: Element, E: Extreme> SegmentedReduction for Arg<T, E> {
             start
         } else {
             acc.index
+        }
+    }
+    type Run = ArgRun<T, T::Wide>;
+    #[inline(always)]
+    fn run_from(lead: Indexed<T::Wide>) -> Self::Run {
+        ArgRun { lead, best: T::ZERO, at: u32::MAX }
+    }
+    /// Items come in rising order, so a tie keeps the earlier one: only
+    /// a strictly better element (or the first) takes over.
+    #[inline(always)]
+    fn run_push(run: Self::Run, x: T, j: u32) -> Self::Run {
+        let take = run.at == u32::MAX || E::beats(x, run.best);
+        ArgRun {
+            lead: run.lead,
+            best: core::hint::select_unpredictable(take, x, run.best),
+            at: core::hint::select_unpredictable(take, j, run.at),
+        }
+    }
+    #[inline(always)]
+    fn run_end(run: Self::Run, p0: u64) -> Indexed<T::Wide> {
+        if run.at == u32::MAX {
+            run.lead
+        } else {
+            pick::<T::Wide, E>(run.lead, Indexed { value: run.best.widen(), index: p0 + run.at as u64 })
         }
     }
 }
