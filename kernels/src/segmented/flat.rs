@@ -707,16 +707,14 @@ pub unsafe fn segmented_spine<R: SegmentedReduction, const B: u32>(
         af |= tf;
     };
     let mut row = 0;
-    while row + group <= rows {
-        let mut got = [(NONE, R::identity(), R::identity()); MAX_GROUP];
-        unrolled!(policy::spine_group::<R::Acc>(), |i| got[i] = load(at(row + i as u64), false));
-        unrolled!(policy::spine_group::<R::Acc>(), |i| fold(got[i].0, got[i].1));
-        row += group;
-    }
     while row < rows {
-        let (first, tail, _) = load(at(row), false);
-        fold(first, tail);
-        row += 1;
+        let mut got = [(NONE, R::identity(), R::identity()); MAX_GROUP];
+        let live = |i: usize| row + (i as u64) < rows;
+        unrolled!(policy::spine_group::<R::Acc>(), |i| if live(i) {
+            got[i] = load(at(row + i as u64), false)
+        });
+        unrolled!(policy::spine_group::<R::Acc>(), |i| if live(i) { fold(got[i].0, got[i].1) });
+        row += group;
     }
     // Lane 0 carries its warp's pair, so lane 0's exclusive pair is what
     // the warps before this one leave.
@@ -739,16 +737,12 @@ pub unsafe fn segmented_spine<R: SegmentedReduction, const B: u32>(
         carry = join(carry, tf, tx);
     };
     let mut row = 0;
-    while row + group <= rows {
-        let mut got = [(NONE, R::identity(), R::identity()); MAX_GROUP];
-        unrolled!(policy::spine_group::<R::Acc>(), |i| got[i] = load(at(row + i as u64), true));
-        unrolled!(policy::spine_group::<R::Acc>(), |i| finish(got[i].0, got[i].1, got[i].2));
-        row += group;
-    }
     while row < rows {
-        let (first, tail, head) = load(at(row), true);
-        finish(first, tail, head);
-        row += 1;
+        let mut got = [(NONE, R::identity(), R::identity()); MAX_GROUP];
+        let live = |i: usize| row + (i as u64) < rows;
+        unrolled!(policy::spine_group::<R::Acc>(), |i| if live(i) { got[i] = load(at(row + i as u64), true) });
+        unrolled!(policy::spine_group::<R::Acc>(), |i| if live(i) { finish(got[i].0, got[i].1, got[i].2) });
+        row += group;
     }
 }
 
