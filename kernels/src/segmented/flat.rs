@@ -713,7 +713,9 @@ pub unsafe fn segmented_spine<R: SegmentedReduction, const B: u32>(
         unrolled!(policy::spine_group::<R::Acc>(), |i| if live(i) {
             got[i] = load(at(row + i as u64), false)
         });
-        unrolled!(policy::spine_group::<R::Acc>(), |i| if live(i) { fold(got[i].0, got[i].1) });
+        unrolled!(policy::spine_group::<R::Acc>(), |i| if live(i) {
+            fold(got[i].0, got[i].1)
+        });
         row += group;
     }
     // Lane 0 carries its warp's pair, so lane 0's exclusive pair is what
@@ -740,8 +742,12 @@ pub unsafe fn segmented_spine<R: SegmentedReduction, const B: u32>(
     while row < rows {
         let mut got = [(NONE, R::identity(), R::identity()); MAX_GROUP];
         let live = |i: usize| row + (i as u64) < rows;
-        unrolled!(policy::spine_group::<R::Acc>(), |i| if live(i) { got[i] = load(at(row + i as u64), true) });
-        unrolled!(policy::spine_group::<R::Acc>(), |i| if live(i) { finish(got[i].0, got[i].1, got[i].2) });
+        unrolled!(policy::spine_group::<R::Acc>(), |i| if live(i) {
+            got[i] = load(at(row + i as u64), true)
+        });
+        unrolled!(policy::spine_group::<R::Acc>(), |i| if live(i) {
+            finish(got[i].0, got[i].1, got[i].2)
+        });
         row += group;
     }
 }
