@@ -545,12 +545,20 @@ pub unsafe fn segmented_reduce<R: SegmentedReduction, const B: u32, const ITEMS:
     };
     let valid = if p0 >= n { 0 } else { first_items(Ord::min(n - p0, ITEMS as u64) as u32) };
     // Pass 1.
+    // No boundary and every item in the input, in every lane of the
+    // warp (a warp inside a segment longer than its items): a straight
+    // loop without the per-item bit tests (about 9 instructions an item
+    // with them, ptxas sm_90). Per warp, not per thread: with segments of
+    // 512 a warp whose other lanes took it ran both loops (2^28 `i32`
+    // 444 -> 460 us).
+    let mut straight = (bits == Some(0) && valid == first_items(ITEMS as u32)) as u32;
+    let mut off = WARP_SIZE / 2;
+    while off > 0 {
+        straight &= gpu_warp::shfl_xor(straight, off);
+        off /= 2;
+    }
     let (reset, tail) = match bits {
-        // No boundary and every item in the input (a thread inside a
-        // segment longer than its items, most threads from segments of a
-        // few hundred on): a straight loop without the per-item bit tests
-        // (about 9 instructions an item with them, ptxas sm_90).
-        Some(0) if valid == first_items(ITEMS as u32) => {
+        Some(_) if straight != 0 => {
             let mut run = R::run_from(R::identity());
             for j in 0..ITEMS {
                 run = R::run_push(run, unsafe { staged::<R::In, ITEMS>(tile_s, local0 + j) }, j as u32);
