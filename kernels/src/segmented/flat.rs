@@ -410,9 +410,10 @@ fn block_seg_scan<R: Reduction, const B: u32>(
 /// then copies the tile's boundaries into a shared window of `u16` tile
 /// positions in one coalesced pass, and each thread finds its first
 /// boundary and turns the boundaries among its positions into bits
-/// (`window_bits`) from shared memory. Both passes are then straight,
-/// unrolled loops over its items that restart at a set bit; threads
-/// without a boundary (inside a long segment) skip pass 3. Only a thread
+/// (`window_bits`) from shared memory. Both passes are then loops over
+/// its items that restart at a set bit; a warp with no boundary in any
+/// lane (inside a long segment) runs pass 1 as a plain loop without the
+/// bit tests, and threads without a boundary skip pass 3. Only a thread
 /// with two boundaries at one position (empty segments) walks its
 /// boundaries one by one, and a tile with more boundaries than its window holds
 /// searches the offsets in global memory (`boundary_bits`).
