@@ -652,8 +652,9 @@ impl<A> Records<A> {
 
 /// The second launch of the flat segmented reduction: one block joins the
 /// parts of the segments that span tiles. `tiles` records of
-/// [`segmented_reduce`] go in tile order; each warp takes a run of whole
-/// rows of 32 of them, one record per lane, so every load is coalesced:
+/// [`segmented_reduce`] go in tile order; each warp takes a run of them
+/// and reads it in rows of 32, one record per lane, so every load is
+/// coalesced:
 ///
 /// ```text
 /// pass A  per row, a warp segmented scan of (boundary?, tail); the warp
