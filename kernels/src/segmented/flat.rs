@@ -225,7 +225,7 @@ unsafe fn staged<T: Element, const ITEMS: usize>(tile: Shared<T>, i: usize) -> T
 #[track_caller]
 unsafe fn item<R: SegmentedReduction, const ITEMS: usize>(tile: Shared<R::In>, i: usize, p: u64) -> R::Acc {
     // SAFETY: inside the staged tile (caller).
-    let x = unsafe { tile.load(i + i / pad_every::<R::In>(ITEMS)) };
+    let x = unsafe { staged::<R::In, ITEMS>(tile, i) };
     R::lift::<1>(&Raw { a: [x], b: [x] }, 0, p)
 }
 
