@@ -487,14 +487,34 @@ backend_test!(large_inputs_gpu_only, |ctx| {
     run_offsets::<i32, Max>(ctx, &seg, &x, &random_offsets(n, 3000, 5)).unwrap();
     let y = data::<f32, Sum>(n, 98);
     run_offsets::<f32, Sum>(ctx, &seg, &y, &random_offsets(n, 40, 6)).unwrap();
-    // The spine reads its records in groups of rows by accumulator width
-    // (four rows of 4 bytes, two of 8, one of 16): 8-byte sums and argmin
-    // over thousands of tiles, on fresh draws.
+    // The spine reads chunks of records by accumulator width (eight of 4
+    // bytes, four of 8, two of 16), whole ones with 16-byte loads: 8-byte
+    // sums and argmin over thousands of tiles, on fresh draws.
     let seed = gpuprim_tests::draw(any::<u64>());
     let z = data::<i64, Sum>(n, seed);
     run_offsets::<i64, Sum>(ctx, &seg, &z, &random_offsets(n, 700, seed)).unwrap();
     let w = data::<i32, ArgMin>(n, seed ^ 1);
     run_offsets::<i32, ArgMin>(ctx, &seg, &w, &random_offsets(n, 200, seed ^ 2)).unwrap();
+});
+
+// The spine's chunks on both backends: enough tiles that each warp's run
+// spans lanes and each lane walks a chunk of two (the spine gives a lane
+// at least two records), with segments spanning tiles, runs of empty
+// segments, tile-sized ones and a sum, a 16-byte accumulator (argmin) and
+// an 8-byte one, on fresh draws.
+backend_test!(spine_chunks_over_many_tiles, |ctx| {
+    let seg = ctx.segmented();
+    let seed = gpuprim_tests::draw(any::<u64>());
+    let tiles = 32 * 3 + 1 + (seed % 3) as usize;
+    let n = tiles * tile::<i32>() - 5;
+    let x = data::<i32, Sum>(n, seed);
+    for (i, mean) in [40, 3000, tile::<i32>(), 3 * tile::<i32>()].into_iter().enumerate() {
+        run_offsets::<i32, Sum>(ctx, &seg, &x, &random_offsets(n, mean, seed ^ i as u64)).unwrap();
+    }
+    run_offsets::<i32, ArgMin>(ctx, &seg, &x, &random_offsets(n, 5000, seed ^ 7)).unwrap();
+    let n = tiles * tile::<f64>() + 3;
+    let y = data::<f64, Sum>(n, seed ^ 8);
+    run_offsets::<f64, Sum>(ctx, &seg, &y, &random_offsets(n, 2000, seed ^ 9)).unwrap();
 });
 
 #[test]

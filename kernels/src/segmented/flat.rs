@@ -650,28 +650,68 @@ impl<A> Records<A> {
     }
 }
 
+/// Elements `s..s + len` of `p` (`len <= k <= MAX`) into the first `len`
+/// slots, the rest `fill`. A whole, 16-byte aligned chunk whose `k`
+/// elements fill whole 16-byte words goes in 16-byte loads (through the
+/// read-only path: nothing writes `p` during the kernel), anything else
+/// one element at a time.
+///
+/// # Safety
+/// `p.add(s..s + len)` is readable and not written during the kernel.
+#[inline(always)]
+#[track_caller]
+unsafe fn load_chunk<T: Copy, const MAX: usize>(p: *const T, s: u64, len: u64, k: usize, fill: T) -> [T; MAX] {
+    let mut v = [fill; MAX];
+    let size = size_of::<T>();
+    // SAFETY: s + len is inside the array (caller); nothing is read when len is 0.
+    let at = unsafe { p.add(if len == 0 { 0 } else { s as usize }) };
+    let whole = size > 0 && 16 % size == 0 && (k * size).is_multiple_of(16);
+    if len == k as u64 && whole && (at as usize).is_multiple_of(16) {
+        let per = 16 / size;
+        unrolled!(MAX, |q| if q * per < k {
+            // SAFETY: the 16 bytes from element q * per lie inside the chunk.
+            let w = unsafe { global::load_vec::<u32, 4>(at.add(q * per) as *const u32) };
+            let bytes = w.as_ptr() as *const u8;
+            unrolled!(MAX, |i| if i < per {
+                // SAFETY: element i of the word (per * size == 16).
+                v[q * per + i] = unsafe { (bytes.add(i * size) as *const T).read_unaligned() };
+            });
+        });
+    } else {
+        unrolled!(MAX, |j| if (j as u64) < len {
+            // SAFETY: j < len.
+            v[j] = unsafe { global::load(at.add(j)) };
+        });
+    }
+    v
+}
+
 /// The second launch of the flat segmented reduction: one block joins the
 /// parts of the segments that span tiles. `tiles` records of
-/// [`segmented_reduce`] go in tile order; each warp takes a run of them
-/// and reads it in rows of 32, one record per lane, so every load is
-/// coalesced:
+/// [`segmented_reduce`] go in tile order; each warp takes a run of them,
+/// a *chunk* of up to [`policy::spine_items`] consecutive records per lane
+/// and round (eight of 4-byte accumulators), read with 16-byte loads:
 ///
 /// ```text
-/// pass A  per row, a warp segmented scan of (boundary?, tail); the warp
-///         folds the rows' totals: (any boundary in my run?, combine of
-///         the tails since the last)
-/// scan    block-wide exclusive scan of the warps' pairs (a boundary
-///         resets): what comes before each warp's run
-/// pass B  the rows again, the carry moving from row to row: a lane's
-///         carry is the row's carry and the lanes before it; a tile with
-///         a boundary finishes the segment that ends there, out[first-1]
-///         = carry . head, and the carry after it starts from its tail; a
-///         tile without one adds its tail (the whole tile)
+/// round     lane 0 [c .. c+K) lane 1 [c+K .. c+2K) ... lane 31 [.. c+32K)
+/// pass A    each lane folds its chunk (boundary?, tails since the last),
+///           a warp segmented scan joins the lanes, and the warp folds the
+///           rounds' totals: (any boundary in my run?, tails since the last)
+/// scan      block-wide exclusive scan of the warps' pairs (a boundary
+///           resets): what comes before each warp's run
+/// pass B    the rounds again: a lane's carry is the round's carry and the
+///           lanes before it; walking its chunk, a tile with a boundary
+///           finishes the segment that ends there, out[first-1] = carry .
+///           head, and the carry starts over from its tail; a tile without
+///           one adds its tail (the whole tile)
 /// ```
-/// At 2^28 `i32` (32769 tiles) that is 33 rows per warp. Rows are read
-/// in groups whose loads are in flight together (four rows of `i32`,
-/// fewer for wide accumulators). Reading each thread's own run of
-/// records instead (`86823b1`) made every warp load touch 32 lines.
+/// At 2^28 `i32` (32769 tiles) that is four rounds per warp and pass. One
+/// block runs on one multiprocessor, so the spine is bound by its
+/// instructions: a warp scan per round of 32 x 8 records costs an eighth
+/// of one per row of 32 (`0c17957`, 57.6 us at 2^28 under ncu), and
+/// the serial fold of a chunk is one select and one combine per record.
+/// Small inputs give each lane fewer records (two per lane up to 2048
+/// tiles), so a few tiles still spread over lanes and warps.
 ///
 /// # Safety
 /// `temp` holds the records of `tiles` tiles written by
@@ -687,9 +727,10 @@ pub unsafe fn segmented_spine<R: SegmentedReduction, const B: u32>(
     n: u64,
     out: *mut R::Out,
 ) {
-    // As many slots as `unrolled!` takes steps (the group is below).
-    const MAX_GROUP: usize = 16;
-    let group = policy::spine_group::<R::Acc>() as u64;
+    // As many slots as the largest chunk (the chunk is below).
+    const MAX: usize = 8;
+    let k = policy::spine_items::<R::Acc>();
+    const { assert!(policy::spine_items::<R::Acc>() <= MAX) };
     let (lane, w) = (gpu::lane(), gpu::warp_idx());
     let warps = (B / WARP_SIZE) as u64;
     let records = Records::<R::Acc>::new(temp, tiles);
@@ -697,79 +738,82 @@ pub unsafe fn segmented_spine<R: SegmentedReduction, const B: u32>(
     let base = Shared::<u8>::dynamic();
     let vslots = base.after::<R::Acc>(0);
     let fslots = base.after::<u32>(policy::spine_smem_bytes::<R::Acc>() - 32 * 4);
-    // The warp's run of records, read in rows of 32 (the same count in
-    // every lane). Runs are not rounded to whole rows: a row then spans
-    // two 128-byte lines, and a few tiles already spread over several
-    // warps (the emulator's tests reach the block scan).
-    let per = tiles.div_ceil(warps);
+    // The warp's run, and each lane's share of a round: `k` records once
+    // the run has 32 x k, fewer below that, but two at least (so that a
+    // few tiles still walk a chunk). Whole chunks keep their 16-byte
+    // alignment: runs are then multiples of `k`.
+    let per0 = tiles.div_ceil(warps);
+    let u = Ord::min(k as u64, Ord::max(2, per0.div_ceil(WARP_SIZE as u64)));
+    let per = if u == k as u64 { per0.next_multiple_of(u) } else { per0 };
     let c0 = Ord::min(w as u64 * per, tiles);
     let c1 = Ord::min(c0 + per, tiles);
-    let rows = (c1 - c0).div_ceil(WARP_SIZE as u64);
-    let at = |row: u64| c0 + row * WARP_SIZE as u64 + lane as u64;
-    // SAFETY (records): r < c1 <= tiles; every tile writes all three.
-    let load = |r: u64, with_head: bool| unsafe {
-        if r < c1 {
-            let head = if with_head { global::load(records.heads.add(r as usize)) } else { R::identity() };
-            (global::load(records.firsts.add(r as usize)), global::load(records.tails.add(r as usize)), head)
-        } else {
-            (NONE, R::identity(), R::identity())
-        }
+    let span = WARP_SIZE as u64 * u;
+    let rounds = (c1 - c0).div_ceil(span);
+    // The lane's chunk of round `r`: its start and length.
+    let chunk = |r: u64| {
+        let s = c0 + r * span + lane as u64 * u;
+        (s, Ord::min(c1.saturating_sub(s), u))
     };
     // `carry . (f, x)`: what follows a boundary starts over.
-    let join = |carry: R::Acc, f: u32, x: R::Acc| if f != 0 { x } else { R::combine(carry, x) };
-    // Pass A: the warp's (any boundary, combine of the tails since the
-    // last one), row by row. Row counts are the same in every lane, so
-    // the shuffles see the whole warp.
-    let (mut af, mut ax) = (0u32, R::identity());
-    let mut fold = |first: u64, tail: R::Acc| {
-        let (f, x) = warp_seg_scan::<R>((first != NONE) as u32, tail);
-        let (tf, tx) = (gpu_warp::shfl_idx(f, WARP_SIZE - 1), gpu_warp::shfl_idx(x, WARP_SIZE - 1));
-        ax = join(ax, tf, tx);
-        af |= tf;
+    let join = |carry: R::Acc, f: bool, x: R::Acc| if f { x } else { R::combine(carry, x) };
+    // A chunk's (any boundary, tails since the last).
+    let fold = |firsts: &[u64; MAX], tails: &[R::Acc; MAX]| {
+        let (mut f, mut x) = (false, R::identity());
+        unrolled!(MAX, |j| if j < k {
+            x = join(x, firsts[j] != NONE, tails[j]);
+            f |= firsts[j] != NONE;
+        });
+        (f as u32, x)
     };
-    let mut row = 0;
-    while row < rows {
-        let mut got = [(NONE, R::identity(), R::identity()); MAX_GROUP];
-        let live = |i: usize| row + (i as u64) < rows;
-        unrolled!(policy::spine_group::<R::Acc>(), |i| if live(i) {
-            got[i] = load(at(row + i as u64), false)
-        });
-        unrolled!(policy::spine_group::<R::Acc>(), |i| if live(i) {
-            fold(got[i].0, got[i].1)
-        });
-        row += group;
+    // SAFETY (records): every chunk lies below c1 <= tiles; every tile
+    // writes all three, in the launch before.
+    let load = |(s, len): (u64, u64), with_heads: bool| unsafe {
+        let firsts = load_chunk::<u64, MAX>(records.firsts, s, len, k, NONE);
+        let tails = load_chunk::<R::Acc, MAX>(records.tails, s, len, k, R::identity());
+        let heads = if with_heads {
+            load_chunk::<R::Acc, MAX>(records.heads, s, len, k, R::identity())
+        } else {
+            [R::identity(); MAX]
+        };
+        (firsts, tails, heads)
+    };
+    // Pass A: the warp's (any boundary, combine of the tails since the
+    // last one), round by round. Round counts are the same in every lane,
+    // so the shuffles see the whole warp.
+    let (mut af, mut ax) = (false, R::identity());
+    for r in 0..rounds {
+        let (firsts, tails, _) = load(chunk(r), false);
+        let (f, x) = fold(&firsts, &tails);
+        let (f, x) = warp_seg_scan::<R>(f, x);
+        let (tf, tx) = (gpu_warp::shfl_idx(f, WARP_SIZE - 1), gpu_warp::shfl_idx(x, WARP_SIZE - 1));
+        ax = join(ax, tf != 0, tx);
+        af |= tf != 0;
     }
     // Lane 0 carries its warp's pair, so lane 0's exclusive pair is what
     // the warps before this one leave.
-    let (ef, ex) = if lane == 0 { (af != 0, ax) } else { (false, R::identity()) };
+    let (ef, ex) = if lane == 0 { (af, ax) } else { (false, R::identity()) };
     let (_, before, _, _) = block_seg_scan::<R, B>(ef, ex, vslots, fslots);
     let mut carry = gpu_warp::shfl_idx(before, 0);
     // Pass B: finish each tile's first segment, carry on.
-    let mut finish = |first: u64, tail: R::Acc, head: R::Acc| {
-        let (f, x) = warp_seg_scan::<R>((first != NONE) as u32, tail);
+    for r in 0..rounds {
+        let (firsts, tails, heads) = load(chunk(r), true);
+        let (f, x) = fold(&firsts, &tails);
+        let (f, x) = warp_seg_scan::<R>(f, x);
         let (uf, ux) = (gpu_warp::shfl_up(f, 1), gpu_warp::shfl_up(x, 1));
-        let mine = if lane == 0 { carry } else { join(carry, uf, ux) };
-        // WRITTEN lies far above any segment count.
-        if (1..=segments).contains(&first) {
-            let k = first - 1;
-            // SAFETY: k < segments.
-            let start = if R::NEEDS_START { unsafe { b.at(k) } } else { 0 };
-            unsafe { global::store(out.add(k as usize), R::out(R::combine(mine, head), start, false)) };
-        }
+        let mut mine = if lane == 0 { carry } else { join(carry, uf != 0, ux) };
+        unrolled!(MAX, |j| if j < k {
+            let first = firsts[j];
+            // WRITTEN and NONE lie far above any segment count.
+            if (1..=segments).contains(&first) {
+                let s = first - 1;
+                // SAFETY: s < segments.
+                let start = if R::NEEDS_START { unsafe { b.at(s) } } else { 0 };
+                unsafe { global::store(out.add(s as usize), R::out(R::combine(mine, heads[j]), start, false)) };
+            }
+            mine = join(mine, first != NONE, tails[j]);
+        });
         let (tf, tx) = (gpu_warp::shfl_idx(f, WARP_SIZE - 1), gpu_warp::shfl_idx(x, WARP_SIZE - 1));
-        carry = join(carry, tf, tx);
-    };
-    let mut row = 0;
-    while row < rows {
-        let mut got = [(NONE, R::identity(), R::identity()); MAX_GROUP];
-        let live = |i: usize| row + (i as u64) < rows;
-        unrolled!(policy::spine_group::<R::Acc>(), |i| if live(i) {
-            got[i] = load(at(row + i as u64), true)
-        });
-        unrolled!(policy::spine_group::<R::Acc>(), |i| if live(i) {
-            finish(got[i].0, got[i].1, got[i].2)
-        });
-        row += group;
+        carry = join(carry, tf != 0, tx);
     }
 }
 

@@ -10,16 +10,17 @@ pub const BLOCK: u32 = 256;
 
 /// Threads of the spine ([`super::flat::segmented_spine`]): one block
 /// that carries the tiles' partial segments across tile edges.
-// The most threads a block may have: 32 warps, each reading a run of the tile records in rows of 32 (33 rows at 2^28 `i32`). H200 (ncu, bench clocks): 57.6 us at 2^28 len512 `i32`, 6.7-7.0 us at 2^24; other sizes not measured.
+// The most threads a block may have: 32 warps, each reading a run of the tile records, a chunk of `spine_items` per lane and round (four rounds at 2^28 `i32`). ptxas sm_90: at most 64 registers at 1024 threads. Before the chunks, H200 (ncu, bench clocks): 57.6 us at 2^28 len512 `i32`, 6.7-7.0 us at 2^24.
 pub const SPINE_BLOCK: u32 = 1024;
 
-/// Rows of 32 tile records that the spine reads together, all their loads
-/// in flight at once: four rows for accumulators of up to 4 bytes (16
-/// bytes of accumulator per lane and group), fewer for wider ones.
-// ptxas sm_90: eight rows of `i32` took 66-67 registers, over the 64 a thread of a 1024-thread block may have; four take 47 (48 at most over the operators). H200: coalesced rows took 2^28 `i32` len512 from 458 to 439 us.
-pub const fn spine_group<A>() -> usize {
-    let g = 16 / if size_of::<A>() > 4 { size_of::<A>() } else { 4 };
-    if g == 0 { 1 } else { g }
+/// Tile records a lane of the spine reads per round, one chunk of
+/// consecutive records: 32 bytes of accumulator (eight of up to 4 bytes,
+/// four of 8, two of 16), so that its tails and heads go in 16-byte
+/// loads and its loads of a round are in flight together.
+// ptxas sm_90: see `SPINE_BLOCK` for the registers. H200: rows of 32 with a warp scan each (`0c17957`) spent 57.6 us at 2^28 len512 `i32` on instructions of one multiprocessor.
+pub const fn spine_items<A>() -> usize {
+    let k = 32 / if size_of::<A>() > 4 { size_of::<A>() } else { 4 };
+    if k == 0 { 1 } else { k }
 }
 
 /// Threads per block of the ranges kernel ([`super::ranges`]), one warp
