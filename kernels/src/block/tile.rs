@@ -231,13 +231,30 @@ unsafe fn unstage_full_vec<T: Item, const B: u32, const ITEMS: usize, const V: u
 #[inline(always)]
 #[track_caller]
 pub unsafe fn read_items<T: Item, Op: Monoid<T>, const ITEMS: usize>(s: Shared<T>) -> [T; ITEMS] {
-    let tid = gpu::thread_idx() as usize;
     let mut items = [Op::identity(); ITEMS];
     for (j, item) in items.iter_mut().enumerate() {
         // SAFETY: inside the tile.
-        *item = unsafe { s.load(pad::<T, ITEMS>(tid * ITEMS + j)) };
+        *item = unsafe { s.load(thread_slot::<T, ITEMS>(j)) };
     }
     items
+}
+
+/// The padded shared slot of this thread's item `j` (tile element
+/// `tid * ITEMS + j`), in 32-bit arithmetic. Where `ITEMS` divides
+/// [`pad_every`], a thread's run never straddles a pad, so all its items
+/// share one base and differ by constants (computed per item, with 64-bit
+/// indices, the slots cost a division each: a third of the per-item
+/// instructions of `reduce_by_key` before the flags, ncu at 2^24).
+#[inline(always)]
+fn thread_slot<T, const ITEMS: usize>(j: usize) -> usize {
+    let every = pad_every::<T>(ITEMS) as u32;
+    let first = gpu::thread_idx() * ITEMS as u32;
+    if every.is_multiple_of(ITEMS as u32) {
+        (first + first / every + j as u32) as usize
+    } else {
+        let i = first + j as u32;
+        (i + i / every) as usize
+    }
 }
 
 /// Put this thread's `ITEMS` results back in its own slots of the staged
@@ -249,10 +266,9 @@ pub unsafe fn read_items<T: Item, Op: Monoid<T>, const ITEMS: usize>(s: Shared<T
 #[inline(always)]
 #[track_caller]
 pub unsafe fn write_items<T: Item, const ITEMS: usize>(s: Shared<T>, items: &[T; ITEMS]) {
-    let tid = gpu::thread_idx() as usize;
     for (j, item) in items.iter().enumerate() {
         // SAFETY: inside the tile.
-        unsafe { s.store(pad::<T, ITEMS>(tid * ITEMS + j), *item) };
+        unsafe { s.store(thread_slot::<T, ITEMS>(j), *item) };
     }
 }
 

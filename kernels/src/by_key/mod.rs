@@ -278,9 +278,12 @@ impl<V: Value> TileSmem<V> {
     }
 }
 
+/// The padded shared slot of tile element `i`, in 32-bit arithmetic
+/// (tiles hold fewer than 2^16 elements).
 #[inline(always)]
 fn pad<T, const I: usize>(i: usize) -> usize {
-    i + i / pad_every::<T>(I)
+    let i = i as u32;
+    (i + i / pad_every::<T>(I) as u32) as usize
 }
 
 /// Stage the tile of keys at `start` into `s` (no barrier) and read the
@@ -363,13 +366,14 @@ pub(crate) unsafe fn key_flags<K: Element, const B: u32, const I: usize>(
     let after = if tid == B as usize - 1 { next } else { unsafe { s.load(pad::<K, I>(first + I)) } };
     let base = start + first as u64;
     let span = Span::new::<I>(base, n);
-    let (mut heads, mut tails) = (0u32, 0u32);
+    // One compare per neighbouring pair: item j ends a run where item
+    // j + 1 starts one (`I + 1` key compares instead of `2 I`).
+    let mut heads = 0u32;
     for j in 0..I {
         let left = if j == 0 { before } else { keys[j - 1] };
-        let right = if j + 1 == I { after } else { keys[j + 1] };
         heads |= ((keys[j] != left) as u32) << j;
-        tails |= ((keys[j] != right) as u32) << j;
     }
+    let mut tails = (heads >> 1) | (((keys[I - 1] != after) as u32) << (I - 1));
     // Item 0 starts a run; item n - 1 ends one; nothing at n or beyond.
     heads |= (base == 0) as u32;
     if span.last {
@@ -378,8 +382,8 @@ pub(crate) unsafe fn key_flags<K: Element, const B: u32, const I: usize>(
     Flags { heads: heads & span.mask(), tails: tails & span.mask(), span }
 }
 
-/// The block's scan of the tile's pairs (`pair(j)` for this thread's item
-/// `j`) and the look-back: the [`Carry`] of everything before the tile,
+/// The block's scan of the tile's pairs (this thread's in `pairs`) and
+/// the look-back: the [`Carry`] of everything before the tile,
 /// and the tile-local [`Local`]s of everything in the tile before this
 /// thread's first item and of the whole tile.
 ///
@@ -390,19 +394,47 @@ pub(crate) unsafe fn key_flags<K: Element, const B: u32, const I: usize>(
 pub(crate) unsafe fn scan_pairs<V: Value, Op: Monoid<V>, const B: u32, const I: usize>(
     status: &TileStatus<Carry<V>>,
     tile: u32,
-    pair: impl Fn(usize) -> Local<V>,
+    pairs: &Pairs<impl Fn(usize) -> V>,
     smem: &TileSmem<V>,
 ) -> Scanned<V> {
-    let mut mine = pair(0);
-    for j in 1..I {
-        mine = Segmented::<Op>::combine(mine, pair(j));
-    }
+    let mine = pairs.fold::<V, Op, I>();
     let (run, total) = exclusive_scan::<Local<V>, Segmented<Op>, B>(mine, smem.warps);
     let wide = total.wide();
     // SAFETY: the caller's contract.
     unsafe { publish_aggregate(status, tile, wide) };
     let before = unsafe { exclusive_prefix_by_warp::<Carry<V>, Segmented<Op>>(status, tile, wide, &smem.look) };
     Scanned { before, run, total }
+}
+
+/// A thread's `I` pairs: item `j` starts a segment where bit `j` of
+/// `starts` is set, and carries `value(j)`.
+pub(crate) struct Pairs<F> {
+    pub(crate) starts: u32,
+    pub(crate) value: F,
+}
+
+impl<F> Pairs<F> {
+    /// Whether item `j` starts a segment.
+    #[inline(always)]
+    fn starts(&self, j: usize) -> bool {
+        self.starts & (1 << j) != 0
+    }
+
+    /// The pairs combined in order under [`Segmented`].
+    // A population count for the count and a select-and-combine loop for
+    // the value cost `scan_by_key` 14 more registers (56 -> 70) and
+    // `reduce_by_key` 19 (53 -> 72) under ptxas sm_90: kept pairwise.
+    #[inline(always)]
+    fn fold<V: Value, Op: Monoid<V>, const I: usize>(&self) -> Local<V>
+    where
+        F: Fn(usize) -> V,
+    {
+        let mut m = Local::new(self.starts & 1, (self.value)(0));
+        for j in 1..I {
+            m = Segmented::<Op>::combine(m, Local::new((self.starts >> j) & 1, (self.value)(j)));
+        }
+        m
+    }
 }
 
 /// What [`scan_pairs`] returns.
@@ -483,7 +515,7 @@ pub(crate) unsafe fn open_key_tile<K: Element, V: Value, Op: Monoid<V>, OA, SB, 
 /// a slot can hold a tile position whose staged key is written). The
 /// thread holding item `n - 1` writes the number of outputs, `before.count`
 /// plus its local count there, to `count`. `UNROLL` writes the per-item
-/// loop out (for a `pair` that indexes an array).
+/// loop out (for `pairs` whose values index an array).
 ///
 /// **Which slots a tile fills** follows from two flags and the tile's
 /// total, with no block-wide min and max: the slot of the first output
@@ -516,7 +548,7 @@ pub(crate) unsafe fn emit_runs<
 >(
     t: &KeyTile<V>,
     n: u64,
-    pair: impl Fn(usize) -> Local<V>,
+    pairs: Pairs<impl Fn(usize) -> V>,
     outs: u32,
     emit: impl Fn(usize, u64, Local<V>) -> (P, O2),
     slots: (Shared<P>, Shared<O2>),
@@ -536,14 +568,16 @@ pub(crate) unsafe fn emit_runs<
     if tid == B - 1 {
         unsafe { s.edges.store(1, (f.tails >> (I - 1)) & 1) };
     }
-    let scanned = unsafe { scan_pairs::<V, Op, B, I>(status, tile, &pair, s) };
+    let scanned = unsafe { scan_pairs::<V, Op, B, I>(status, tile, &pairs, s) };
     let (before, total) = (scanned.before, scanned.total);
     let mut run = scanned.entry::<Op>();
     // Every thread has read its staged items: the slots are free.
     gpu::sync_threads();
     let base = start + (tid as usize * I) as u64;
     let mut step = |j: usize| {
-        run = Segmented::<Op>::combine(run, pair(j));
+        let starts = pairs.starts(j);
+        run.count += starts as u32;
+        run.value = segmented_value::<V, Op>(run.value, (pairs.value)(j), starts);
         if (outs >> j) & 1 != 0 {
             let (a, b) = emit(j, base + j as u64, run);
             unsafe {
@@ -552,7 +586,7 @@ pub(crate) unsafe fn emit_runs<
             }
         }
     };
-    // Written out where `pair` reads an array of values: rolled, this loop
+    // Written out where `pairs` reads an array of values: rolled, this loop
     // put `reduce_by_key`'s (4-byte keys, 16 items) in a 64-byte stack
     // frame. Rolled where it does not: written out, run-length encoding
     // took 70 registers instead of 40 (sm_90).

@@ -2,7 +2,7 @@
 //! encoding and the non-trivial runs. See the [module docs](super) for the
 //! scan they share.
 
-use super::{Local, Value, emit_runs, open_key_tile, pad};
+use super::{Local, Pairs, Value, emit_runs, open_key_tile, pad};
 use crate::block::tile::read_items;
 use crate::gpu;
 use crate::ops::{Element, Monoid, Sum};
@@ -51,14 +51,25 @@ pub unsafe fn reduce_by_key<K: Element, V: Value, Op: Monoid<V>, const B: u32, c
     let t = unsafe { open_key_tile::<K, V, Op, K, V, V, B, I>(keys, Some(values), n, temp, spare, spare_words) };
     let (sk, sv) = (t.s.a.after::<K>(0), t.s.b.after::<V>(0));
     let vals = unsafe { read_items::<V, Op, I>(sv) };
-    let pair = |j: usize| Local::new((t.f.heads >> j) & 1, vals[j]);
+    let pairs = Pairs { starts: t.f.heads, value: |j: usize| vals[j] };
     // A run's slot holds its last item's tile position; its key is read
     // from the staged keys (which stay) when the slots are written out.
     let emit = |j: usize, _: u64, run: Local<V>| (tile_position::<I>(j), run.value);
     let key = |p: u16| unsafe { sk.load(pad::<K, I>(p as usize)) };
     let (slots, outs) = ((t.s.pos, sv), t.f.tails);
     unsafe {
-        emit_runs::<V, Op, u16, K, V, B, I, true>(&t, n, pair, outs, emit, slots, key, (unique, aggregates), count, cap)
+        emit_runs::<V, Op, u16, K, V, B, I, true>(
+            &t,
+            n,
+            pairs,
+            outs,
+            emit,
+            slots,
+            key,
+            (unique, aggregates),
+            count,
+            cap,
+        )
     };
 }
 
@@ -86,12 +97,12 @@ pub unsafe fn run_length_encode<K: Element, C: Value, const B: u32, const I: usi
     // SAFETY (throughout): as in `reduce_by_key`.
     let t = unsafe { open_key_tile::<K, C, Sum, K, C, C, B, I>(input, None, n, temp, spare, spare_words) };
     let (sk, sc) = (t.s.a.after::<K>(0), t.s.b.after::<C>(0));
-    let pair = |j: usize| Local::new((t.f.heads >> j) & 1, C::ONE);
+    let pairs = Pairs { starts: t.f.heads, value: |_| C::ONE };
     let emit = |j: usize, _: u64, run: Local<C>| (tile_position::<I>(j), run.value);
     let key = |p: u16| unsafe { sk.load(pad::<K, I>(p as usize)) };
     let (slots, outs) = ((t.s.pos, sc), t.f.tails);
     unsafe {
-        emit_runs::<C, Sum, u16, K, C, B, I, false>(&t, n, pair, outs, emit, slots, key, (unique, counts), count, cap)
+        emit_runs::<C, Sum, u16, K, C, B, I, false>(&t, n, pairs, outs, emit, slots, key, (unique, counts), count, cap)
     };
 }
 
@@ -131,10 +142,21 @@ pub unsafe fn non_trivial_runs<K: Element, C: Value + Element<Wide = u64>, const
     // Bit j: item j starts a run of at least two; is in such a run; ends one.
     let f = &t.f;
     let (starts, inside, ends) = (f.heads & !f.tails, !(f.heads & f.tails), f.tails & !f.heads);
-    let pair = |j: usize| Local::new((starts >> j) & 1, if (inside >> j) & 1 != 0 { C::ONE } else { C::ZERO });
+    let pairs = Pairs { starts, value: |j: usize| if (inside >> j) & 1 != 0 { C::ONE } else { C::ZERO } };
     let emit = |_: usize, i: u64, run: Local<C>| (C::from_u64(i + 1 - run.value.widen()), run.value);
     let slots = (so, sl);
     unsafe {
-        emit_runs::<C, Sum, C, C, C, B, I, false>(&t, n, pair, ends, emit, slots, |o| o, (offsets, lengths), count, cap)
+        emit_runs::<C, Sum, C, C, C, B, I, false>(
+            &t,
+            n,
+            pairs,
+            ends,
+            emit,
+            slots,
+            |o| o,
+            (offsets, lengths),
+            count,
+            cap,
+        )
     };
 }

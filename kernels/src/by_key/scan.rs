@@ -3,7 +3,7 @@
 //! [module docs](super) for the scan they share.
 
 use super::policy::tile_len;
-use super::{Carry, KeyTile, Local, Span, TileSmem, Value, open_key_tile, pad, scan_pairs};
+use super::{Carry, KeyTile, Pairs, Span, TileSmem, Value, open_key_tile, pad, scan_pairs};
 use crate::block::tile::{read_items, stage_tile_unsynced, store_tile};
 use crate::gpu::{self, global};
 use crate::ops::{Element, Monoid, Sum};
@@ -74,8 +74,8 @@ pub unsafe fn scan_by_key<K: Element, V: Value, Op: Monoid<V>, const B: u32, con
         unsafe { open_key_tile::<K, V, Op, K, V, V, B, I>(keys, Some(values), n, temp, spare, spare_words) };
     let sv = s.b.after::<V>(0);
     let vals = unsafe { read_items::<V, Op, I>(sv) };
-    let pair = |j: usize| Local::new((f.heads >> j) & 1, vals[j]);
-    let entry = unsafe { scan_pairs::<V, Op, B, I>(&status, tile, pair, &s) }.entry::<Op>().value;
+    let pairs = Pairs { starts: f.heads, value: |j: usize| vals[j] };
+    let entry = unsafe { scan_pairs::<V, Op, B, I>(&status, tile, &pairs, &s) }.entry::<Op>().value;
     let out = finish::<V, Op, I>(entry, f.heads, &vals, from_words([init, 0]), exclusive != 0);
     // Each thread rewrites only its own staged items; `store_tile` puts a
     // barrier before the striped stores.
@@ -184,8 +184,8 @@ pub unsafe fn segmented_scan<V: Value, Op: Monoid<V>, const B: u32, const I: usi
     }
     heads &= Span::new::<I>(base, n).mask();
     let vals = unsafe { read_items::<V, Op, I>(sv) };
-    let pair = |j: usize| Local::new((heads >> j) & 1, vals[j]);
-    let entry = unsafe { scan_pairs::<V, Op, B, I>(&status, tile, pair, &s) }.entry::<Op>().value;
+    let pairs = Pairs { starts: heads, value: |j: usize| vals[j] };
+    let entry = unsafe { scan_pairs::<V, Op, B, I>(&status, tile, &pairs, &s) }.entry::<Op>().value;
     let out = finish::<V, Op, I>(entry, heads, &vals, from_words([init, 0]), exclusive != 0);
     unsafe { store_tile::<V, B, I>(output, n, start, sv, &out) };
 }
