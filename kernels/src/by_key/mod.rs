@@ -416,7 +416,7 @@ pub(crate) struct Pairs<F> {
 impl<F> Pairs<F> {
     /// Whether item `j` starts a segment.
     #[inline(always)]
-    fn starts(&self, j: usize) -> bool {
+    fn starts_at(&self, j: usize) -> bool {
         self.starts & (1 << j) != 0
     }
 
@@ -575,7 +575,7 @@ pub(crate) unsafe fn emit_runs<
     gpu::sync_threads();
     let base = start + (tid as usize * I) as u64;
     let mut step = |j: usize| {
-        let starts = pairs.starts(j);
+        let starts = pairs.starts_at(j);
         run.count += starts as u32;
         run.value = segmented_value::<V, Op>(run.value, (pairs.value)(j), starts);
         if (outs >> j) & 1 != 0 {
