@@ -1,7 +1,9 @@
 //! `cargo xtask ptx`: build the kernels' PTX (the sm_70 PTX that `cargo xtask
 //! artifact` builds, testing kernels included), assemble it with ptxas, and
 //! report registers, stack, spills and shared memory per entry; check that
-//! shuffle-named entries really use `shfl.sync`.
+//! every entry's registers fit a block of the size its name ends in
+//! (`_b1024`: at most 64 a thread), and that shuffle-named entries really
+//! use `shfl.sync`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -84,6 +86,9 @@ pub fn run(repo: &Repo, setup: &Setup, args: &PtxArgs) -> Result<()> {
         }
     }
     for (name, r) in &entries {
+        if let Some(p) = launch_problem(name, r.registers) {
+            problems.push(p);
+        }
         if r.lines_seen != (1, 1) {
             problems.push(format!(
                 "ptxas report for entry {name} is incomplete or ambiguous (stack/Used lines seen: {}/{})",
@@ -133,7 +138,7 @@ pub fn run(repo: &Repo, setup: &Setup, args: &PtxArgs) -> Result<()> {
         }
         bail!("ptx check failed: {} problem(s)", problems.len());
     }
-    println!("ptx: ok (no ptxas errors, no spills)");
+    println!("ptx: ok (no ptxas errors, no spills, every block's registers fit)");
     Ok(())
 }
 
@@ -156,6 +161,34 @@ fn print_table(entries: &[(&String, &Resources)]) {
             r.smem
         );
     }
+}
+
+/// Registers one block may hold: a launch asking for more fails
+/// (`CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES`), whatever the grid.
+const REGISTERS_PER_BLOCK: u32 = 65536;
+
+/// The block size an entry is launched with: the `_b<N>` its name ends in
+/// (every entry of the kernels crate has one).
+fn block_size(entry: &str) -> Option<u32> {
+    let (_, digits) = entry.rsplit_once("_b")?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// Why the entry could not be launched at its block size, if it could not:
+/// registers are given out per warp in multiples of 8 per thread, and a
+/// block has 64 Ki of them (so a 1024-thread block allows 64 per thread).
+/// ptxas itself accepts such an entry; the launch is what fails.
+fn launch_problem(entry: &str, registers: Option<u32>) -> Option<String> {
+    let (b, regs) = (block_size(entry)?, registers?);
+    let need = u64::from(regs.div_ceil(8) * 8) * u64::from(b);
+    (need > u64::from(REGISTERS_PER_BLOCK)).then(|| {
+        format!(
+            "entry {entry} uses {regs} registers a thread: {b} threads need {need} registers, more than a block's {REGISTERS_PER_BLOCK} (the launch would fail)"
+        )
+    })
 }
 
 /// Parses `ptxas -v` output into per-function resources.
@@ -355,6 +388,25 @@ ptxas info    : Function properties for scan_static
     16 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 ptxas info    : Used 40 registers, used 1 barriers, 16 bytes stack frame, 1024 bytes smem, 384 bytes cmem[0]
 ";
+
+    #[test]
+    fn refuses_entries_whose_block_cannot_hold_their_registers() {
+        assert_eq!(block_size("segmented_spine_sum_i32_b1024"), Some(1024));
+        assert_eq!(block_size("reduce_by_key_sum_u64_i32_b256"), Some(256));
+        assert_eq!(block_size("scan_blelloch"), None);
+        assert_eq!(block_size("odd_b"), None);
+        assert_eq!(block_size("odd_b12x"), None);
+        // 64 registers fit 1024 threads; 65 round up to 72 and do not.
+        assert_eq!(launch_problem("spine_b1024", Some(64)), None);
+        assert!(launch_problem("spine_b1024", Some(65)).is_some_and(|p| p.contains("73728")));
+        assert!(launch_problem("spine_b1024", Some(67)).is_some());
+        assert_eq!(launch_problem("scan_b512", Some(128)), None);
+        assert!(launch_problem("scan_b512", Some(129)).is_some());
+        assert_eq!(launch_problem("scan_b256", Some(255)), None);
+        // No block size in the name, or no register count: nothing to say.
+        assert_eq!(launch_problem("scan_blelloch", Some(255)), None);
+        assert_eq!(launch_problem("spine_b1024", None), None);
+    }
 
     #[test]
     fn parses_ptxas_verbose_report() {
