@@ -514,15 +514,17 @@ pub fn parse(ptx: &str) -> Result<Parsed> {
     Ok(Parsed { header, items })
 }
 
+/// An entry's name split at its trailing `_b<digits>` (the block size it
+/// is launched with): the name before it and the digits.
+pub fn split_block(entry: &str) -> Option<(&str, &str)> {
+    let i = entry.rfind("_b")?;
+    let digits = &entry[i + 2..];
+    (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())).then(|| (&entry[..i], digits))
+}
+
 /// The module key of an entry: its name without a trailing `_b<digits>`.
 pub fn group_key(entry: &str) -> &str {
-    if let Some(i) = entry.rfind("_b") {
-        let digits = &entry[i + 2..];
-        if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
-            return &entry[..i];
-        }
-    }
-    entry
+    split_block(entry).map_or(entry, |(key, _)| key)
 }
 
 /// One module: its key, entry names and PTX text.

@@ -170,11 +170,7 @@ const REGISTERS_PER_BLOCK: u32 = 65536;
 /// The block size an entry is launched with: the `_b<N>` its name ends in
 /// (every entry of the kernels crate has one).
 fn block_size(entry: &str) -> Option<u32> {
-    let (_, digits) = entry.rsplit_once("_b")?;
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    digits.parse().ok()
+    artifact::split_block(entry)?.1.parse().ok()
 }
 
 /// Why the entry could not be launched at its block size, if it could not:
