@@ -45,10 +45,12 @@
 //! **How.** Offsets and fixed lengths go through one flat kernel over the
 //! *elements* (`gpuprim_kernels::segmented::flat`): fixed tiles, each
 //! finding the boundaries it holds and reducing its runs locally, each
-//! tile on its own; a second, one-block launch joins the parts of the
-//! segments that span tiles, in tile order. Tiny, huge and mixed segments
-//! cost about the same per element. Two launches (one for inputs of one
-//! tile), no allocation once the stream's temporary storage exists.
+//! tile on its own; a second launch joins the parts of the segments that
+//! span tiles, in tile order (one block up to 2^26 four-byte elements,
+//! beyond that a third launch spreads it over several). Tiny, huge and
+//! mixed segments cost about the same per element. Two or three launches
+//! (one for inputs of one tile), no allocation once the stream's
+//! temporary storage exists.
 //! Begin/end pairs go through one warp per segment.
 //!
 //! **Checked offsets.** Offsets and begin/end pairs live on the device, so
@@ -156,6 +158,7 @@ pub struct Segmented<'c> {
     ctx: &'c Context,
     block: u32,
     check: bool,
+    spine_share: Option<u64>,
 }
 
 /// How the segments are given, resolved to device addresses.
@@ -169,7 +172,7 @@ impl Context {
     /// A segmented reduction with the default options (256 threads,
     /// offsets checked).
     pub fn segmented(&self) -> Segmented<'_> {
-        Segmented { ctx: self, block: policy::BLOCK, check: true }
+        Segmented { ctx: self, block: policy::BLOCK, check: true, spine_share: None }
     }
 
     /// `output[s]` = the combine of `input[offsets[s] .. offsets[s+1]]`
@@ -371,7 +374,8 @@ impl<'c> Segmented<'c> {
     /// Bytes of temporary storage a segmented reduction of up to `len`
     /// elements of `T` with `Op` needs (any way of giving segments).
     pub fn temp_bytes<T: Scalar, Op: SegmentedOp<T>>(&self, len: usize) -> Result<usize> {
-        let used = records_used::<Op::Acc>(self.tiles::<T>(len as u64)?).max(RANGES_STATUS);
+        let tiles = self.tiles::<T>(len as u64)?;
+        let used = records_used::<Op::Acc>(tiles, self.spine_blocks::<Op::Acc>(tiles)).max(RANGES_STATUS);
         Ok(2 * used)
     }
 
@@ -381,6 +385,20 @@ impl<'c> Segmented<'c> {
         let mut buf = self.ctx.alloc::<u8>(self.temp_bytes::<T, Op>(len)?)?;
         buf.zero()?;
         Ok(SegmentedTemp { buf, halves: Halves::zeroed() })
+    }
+
+    /// Blocks of the spine over `tiles` tile records.
+    fn spine_blocks<A>(&self, tiles: u64) -> u64 {
+        policy::spine_blocks(tiles, self.spine_share.unwrap_or(policy::spine_share::<A>()))
+    }
+
+    /// Tile records per block of the spine, the launch that joins the
+    /// tiles' parts of segments ([`policy::spine_share`] unless set): for
+    /// tests, which reach several blocks with small inputs this way.
+    #[doc(hidden)]
+    pub fn spine_share(mut self, records: u64) -> Self {
+        self.spine_share = Some(records.max(1));
+        self
     }
 
     /// Tiles of the flat kernel for `n` elements: one more than whole
@@ -446,7 +464,8 @@ impl<'c> Segmented<'c> {
         if offsets == 0 && segments == 0 {
             return Ok(());
         }
-        let used = records_used::<Op::Acc>(tiles);
+        let blocks = self.spine_blocks::<Op::Acc>(tiles);
+        let used = records_used::<Op::Acc>(tiles, blocks);
         let smem = policy::smem_bytes::<T, Op::Acc>(self.block) as u32;
         let check = self.check && offsets != 0;
         let x = input.view.addr();
@@ -473,20 +492,32 @@ impl<'c> Segmented<'c> {
             if tiles > 1 {
                 // Looked up here: a one-tile input never loads the spine's module.
                 let spine = Family("segmented_spine").get(self.ctx, what, policy::SPINE_BLOCK, task)?;
-                let args = [
-                    Arg::Ptr(region.temp),
-                    tiles.into(),
-                    Arg::Ptr(offsets),
-                    segments.into(),
-                    seg_len.into(),
-                    n.into(),
-                    Arg::Ptr(out),
-                ];
                 let shared_bytes = policy::spine_smem_bytes::<Op::Acc>() as u32;
-                let cfg = LaunchConfig { grid: 1, block: policy::SPINE_BLOCK, shared_bytes };
-                // SAFETY: the records of the launch above, same arguments;
-                // one block of SPINE_BLOCK threads.
-                unsafe { self.ctx.launch(spine.name, cfg, &args)? };
+                let run_spine = |phase: u32, grid: u64| {
+                    let args = [
+                        Arg::Ptr(region.temp),
+                        tiles.into(),
+                        Arg::Ptr(offsets),
+                        segments.into(),
+                        seg_len.into(),
+                        n.into(),
+                        Arg::Ptr(out),
+                        phase.into(),
+                    ];
+                    let cfg = LaunchConfig { grid: grid as u32, block: policy::SPINE_BLOCK, shared_bytes };
+                    // SAFETY: the records of the launch above, same
+                    // arguments, then room for the pairs of `blocks`
+                    // blocks (`used`); blocks of SPINE_BLOCK threads;
+                    // SPINE_WHOLE in one block, SPINE_FINISH after
+                    // SPINE_PAIRS on the same grid.
+                    unsafe { self.ctx.launch(spine.name, cfg, &args) }
+                };
+                if blocks == 1 {
+                    run_spine(policy::SPINE_WHOLE, 1)?;
+                } else {
+                    run_spine(policy::SPINE_PAIRS, blocks)?;
+                    run_spine(policy::SPINE_FINISH, blocks)?;
+                }
             }
             if check {
                 self.errors(region.temp, "segment offsets", "not non-decreasing, or the last is past the input")
@@ -601,7 +632,8 @@ impl<'c> Segmented<'c> {
     }
 }
 
-/// Bytes of the flat kernel's temporary storage over `tiles` tiles.
-fn records_used<A>(tiles: u64) -> usize {
-    policy::records_layout::<A>(tiles)[3]
+/// Bytes of the flat kernel's temporary storage over `tiles` tiles, with
+/// a spine of `blocks` blocks.
+fn records_used<A>(tiles: u64, blocks: u64) -> usize {
+    policy::records_layout::<A>(tiles)[3] + policy::spine_pairs_bytes::<A>(blocks)
 }

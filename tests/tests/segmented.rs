@@ -517,6 +517,33 @@ backend_test!(spine_chunks_over_many_tiles, |ctx| {
     run_offsets::<f64, Sum>(ctx, &seg, &y, &random_offsets(n, 2000, seed ^ 9)).unwrap();
 });
 
+// The spine over several blocks (two launches: the warps' pairs, then
+// each warp's carry from the pairs before it) on both backends, with the
+// records per block set small so that a hundred or so tiles need them:
+// one record a block (rounded up to a chunk: 13 blocks of eight 4-byte
+// records and many empty ones), a few chunks a block, and 35 blocks of
+// four 8- or 16-byte records (spread over warps; from block 32 on the
+// carry scan gives each thread two pairs); segments spanning tiles and
+// blocks, empty ones, sums and argmin, fresh draws.
+backend_test!(spine_over_several_blocks, |ctx| {
+    let seed = gpuprim_tests::draw(any::<u64>());
+    let tiles = 32 * 3 + 1 + (seed % 3) as usize;
+    let n = tiles * tile::<i32>() - 3;
+    let x = data::<i32, Sum>(n, seed);
+    for (i, share) in [1u64, 40].into_iter().enumerate() {
+        let seg = ctx.segmented().spine_share(share);
+        for (j, mean) in [60, 5000, 3 * tile::<i32>()].into_iter().enumerate() {
+            run_offsets::<i32, Sum>(ctx, &seg, &x, &random_offsets(n, mean, seed ^ (4 * i + j) as u64)).unwrap();
+        }
+    }
+    let n = 140 * tile::<f64>() - 1 - (seed % 4000) as usize;
+    let seg = ctx.segmented().spine_share(4);
+    let y = data::<f64, ArgMin>(n, seed ^ 10);
+    run_offsets::<f64, ArgMin>(ctx, &seg, &y, &random_offsets(n, 3000, seed ^ 11)).unwrap();
+    let y = data::<f64, Sum>(n, seed ^ 12);
+    run_offsets::<f64, Sum>(ctx, &seg, &y, &random_offsets(n, 700, seed ^ 13)).unwrap();
+});
+
 #[test]
 fn names_of_the_operators() {
     fn name<T: Scalar, Op: SegmentedOp<T>>() -> &'static str {

@@ -686,18 +686,19 @@ unsafe fn load_chunk<T: Copy, const MAX: usize>(p: *const T, s: u64, len: u64, k
     v
 }
 
-/// The second launch of the flat segmented reduction: one block joins the
-/// parts of the segments that span tiles. `tiles` records of
-/// [`segmented_reduce`] go in tile order; each warp takes a run of them,
-/// a *chunk* of up to [`policy::spine_items`] consecutive records per lane
-/// and round (eight of 4-byte accumulators), read with 16-byte loads:
+/// The second launch of the flat segmented reduction: joins the parts of
+/// the segments that span tiles. `tiles` records of [`segmented_reduce`]
+/// go in tile order; each block takes a share of them, each warp a run of
+/// its block's share, a *chunk* of up to [`policy::spine_items`]
+/// consecutive records per lane and round (eight of 4-byte accumulators),
+/// read with 16-byte loads:
 ///
 /// ```text
 /// round     lane 0 [c .. c+K) lane 1 [c+K .. c+2K) ... lane 31 [.. c+32K)
 /// pass A    each lane folds its chunk (boundary?, tails since the last),
 ///           a warp segmented scan joins the lanes, and the warp folds the
 ///           rounds' totals: (any boundary in my run?, tails since the last)
-/// scan      block-wide exclusive scan of the warps' pairs (a boundary
+/// carry     an exclusive segmented scan of the warps' pairs (a boundary
 ///           resets): what comes before each warp's run
 /// pass B    the rounds again: a lane's carry is the round's carry and the
 ///           lanes before it; walking its chunk, a tile with a boundary
@@ -705,19 +706,31 @@ unsafe fn load_chunk<T: Copy, const MAX: usize>(p: *const T, s: u64, len: u64, k
 ///           head, and the carry starts over from its tail; a tile without
 ///           one adds its tail (the whole tile)
 /// ```
-/// At 2^28 `i32` (32769 tiles) that is four rounds per warp and pass, a
-/// warp scan per round of 32 x 8 records instead of one per row of 32,
-/// and a serial fold of one select and one combine per record. H200
-/// (ncu, bench clocks): 50.4 us at 2^28 len512 `i32` (57.6 with rows),
-/// 30 us at mixed lengths; the instructions were not most of it.
-/// Small inputs give each lane fewer records (two per lane up to 2048
-/// tiles), so a few tiles still spread over lanes and warps.
+/// `phase` ([`policy::SPINE_WHOLE`] and the others) says which of them a
+/// launch does. Up to [`policy::spine_share`] records (2^26 4-byte
+/// elements) one block does all three (`SPINE_WHOLE`). Beyond, the
+/// records go to `G` = [`policy::spine_blocks`] blocks of about
+/// `tiles / G` records each, one round per pass, in two launches:
+/// `SPINE_PAIRS` runs pass A and writes each warp's pair after the records
+/// ([`policy::SpinePair`]); `SPINE_FINISH` scans the pairs of the warps up
+/// to its own across the block (the blocks before it and its own warps,
+/// `32 (g + 1)` pairs for block `g`), then runs pass B. The records' work
+/// is a chain of dependent steps per warp, so spreading it over
+/// multiprocessors is what shortens it. H200 (ncu, bench clocks), 2^28
+/// len512 `i32`: 50.4 us in one block of four rounds per pass.
+///
+/// A warp scan per round of 32 x 8 records, and a serial fold of one
+/// select and one combine per record. Small inputs give each lane fewer
+/// records (two per lane up to 2048 tiles), so a few tiles still spread
+/// over lanes and warps.
 ///
 /// # Safety
 /// `temp` holds the records of `tiles` tiles written by
 /// [`segmented_reduce`] with the same other arguments, in a launch before
-/// this one; one block of `B` threads; shared memory
-/// [`policy::spine_smem_bytes`]`::<Acc>()`.
+/// this one, followed by room for the pairs of the grid's blocks
+/// ([`policy::spine_pairs_bytes`]); blocks of `B` threads; shared memory
+/// [`policy::spine_smem_bytes`]`::<Acc>()`; `SPINE_WHOLE` in one block,
+/// `SPINE_FINISH` after a `SPINE_PAIRS` launch of the same grid.
 pub unsafe fn segmented_spine<R: SegmentedReduction, const B: u32>(
     temp: *mut u64,
     tiles: u64,
@@ -726,6 +739,7 @@ pub unsafe fn segmented_spine<R: SegmentedReduction, const B: u32>(
     seg_len: u64,
     n: u64,
     out: *mut R::Out,
+    phase: u32,
 ) {
     // As many slots as the largest chunk (the chunk is below).
     const MAX: usize = 8;
@@ -734,19 +748,30 @@ pub unsafe fn segmented_spine<R: SegmentedReduction, const B: u32>(
     let (lane, w) = (gpu::lane(), gpu::warp_idx());
     let warps = (B / WARP_SIZE) as u64;
     let records = Records::<R::Acc>::new(temp, tiles);
+    let pairs =
+        (temp as *mut u8).wrapping_add(policy::records_layout::<R::Acc>(tiles)[3]) as *mut policy::SpinePair<R::Acc>;
     let b = Bounds { offsets, segments, seg_len, n };
     let base = Shared::<u8>::dynamic();
-    let vslots = base.after::<R::Acc>(0);
-    let fslots = base.after::<u32>(policy::spine_smem_bytes::<R::Acc>() - 32 * 4);
-    // The warp's run, and each lane's share of a round: `k` records once
-    // the run has 32 x k, fewer below that, but two at least (so that a
-    // few tiles still walk a chunk). Whole chunks keep their 16-byte
-    // alignment: runs are then multiples of `k`.
-    let per0 = tiles.div_ceil(warps);
+    let [values_at, carries_at, flags_at] = policy::spine_smem_layout::<R::Acc>();
+    let vslots = base.after::<R::Acc>(values_at);
+    let cslots = base.after::<R::Acc>(carries_at);
+    let fslots = base.after::<u32>(flags_at);
+    // The block's share, in whole chunks (so their 16-byte alignment
+    // holds), and the warp's run of it.
+    let (g, blocks) = (gpu::block_idx() as u64, gpu::grid_dim() as u64);
+    let share = tiles.div_ceil(blocks).next_multiple_of(k as u64);
+    let lo = Ord::min(g * share, tiles);
+    let hi = Ord::min(lo + share, tiles);
+    // Each lane's share of a round: `k` records once the run has more
+    // than 16 x k, fewer below that, but two at least (so that a few
+    // tiles still walk a chunk). Whole chunks go in 16-byte loads: runs
+    // are then multiples of `k`.
+    let per0 = (hi - lo).div_ceil(warps);
     let u = Ord::min(k as u64, Ord::max(2, per0.div_ceil(WARP_SIZE as u64)));
+    let u = if 2 * u > k as u64 { k as u64 } else { u };
     let per = if u == k as u64 { per0.next_multiple_of(u) } else { per0 };
-    let c0 = Ord::min(w as u64 * per, tiles);
-    let c1 = Ord::min(c0 + per, tiles);
+    let c0 = lo + Ord::min(w as u64 * per, hi - lo);
+    let c1 = Ord::min(c0 + per, hi);
     let span = WARP_SIZE as u64 * u;
     let rounds = (c1 - c0).div_ceil(span);
     // The lane's chunk of round `r`: its start and length.
@@ -756,15 +781,6 @@ pub unsafe fn segmented_spine<R: SegmentedReduction, const B: u32>(
     };
     // `carry . (f, x)`: what follows a boundary starts over.
     let join = |carry: R::Acc, f: bool, x: R::Acc| if f { x } else { R::combine(carry, x) };
-    // A chunk's (any boundary, tails since the last).
-    let fold = |firsts: &[u64; MAX], tails: &[R::Acc; MAX]| {
-        let (mut f, mut x) = (false, R::identity());
-        unrolled!(MAX, |j| if j < k {
-            x = join(x, firsts[j] != NONE, tails[j]);
-            f |= firsts[j] != NONE;
-        });
-        (f as u32, x)
-    };
     // SAFETY (records): every chunk lies below c1 <= tiles; every tile
     // writes all three, in the launch before.
     let load = |(s, len): (u64, u64), with_heads: bool| unsafe {
@@ -777,28 +793,56 @@ pub unsafe fn segmented_spine<R: SegmentedReduction, const B: u32>(
         };
         (firsts, tails, heads)
     };
-    // Pass A: the warp's (any boundary, combine of the tails since the
-    // last one), round by round. Round counts are the same in every lane,
-    // so the shuffles see the whole warp.
-    let (mut af, mut ax) = (false, R::identity());
-    for r in 0..rounds {
-        let (firsts, tails, _) = load(chunk(r), false);
-        let (f, x) = fold(&firsts, &tails);
-        let (f, x) = warp_seg_scan::<R>(f, x);
-        let (tf, tx) = (gpu_warp::shfl_idx(f, WARP_SIZE - 1), gpu_warp::shfl_idx(x, WARP_SIZE - 1));
-        ax = join(ax, tf != 0, tx);
-        af |= tf != 0;
-    }
-    // Lane 0 carries its warp's pair, so lane 0's exclusive pair is what
-    // the warps before this one leave.
-    let (ef, ex) = if lane == 0 { (af, ax) } else { (false, R::identity()) };
-    let (_, before, _, _) = block_seg_scan::<R, B>(ef, ex, vslots, fslots);
-    let mut carry = gpu_warp::shfl_idx(before, 0);
+    // A round's lanes: each folds its chunk to (any boundary, tails since
+    // the last), a warp segmented scan joins them. Returns the lane's
+    // inclusive pair and the round's total (lane 31's). Round counts are
+    // the same in every lane, so the shuffles see the whole warp.
+    let round = |firsts: &[u64; MAX], tails: &[R::Acc; MAX]| {
+        let (mut f, mut x) = (false, R::identity());
+        unrolled!(MAX, |j| if j < k {
+            x = join(x, firsts[j] != NONE, tails[j]);
+            f |= firsts[j] != NONE;
+        });
+        let (f, x) = warp_seg_scan::<R>(f as u32, x);
+        let total = (gpu_warp::shfl_idx(f, WARP_SIZE - 1) != 0, gpu_warp::shfl_idx(x, WARP_SIZE - 1));
+        ((f, x), total)
+    };
+    let mut carry = if phase == policy::SPINE_FINISH {
+        // SAFETY: the launch before wrote the pairs of every block's warps.
+        unsafe { carry_in::<R, B>(pairs, g, vslots, fslots, cslots) }
+    } else {
+        // Pass A: the warp's (any boundary, combine of the tails since
+        // the last one), round by round.
+        let (mut af, mut ax) = (false, R::identity());
+        for r in 0..rounds {
+            let (firsts, tails, _) = load(chunk(r), false);
+            let (_, (tf, tx)) = round(&firsts, &tails);
+            ax = join(ax, tf, tx);
+            af |= tf;
+        }
+        if phase == policy::SPINE_PAIRS {
+            if lane == 0 {
+                // SAFETY: one pair per warp of the grid, after the records
+                // (the caller's room).
+                unsafe {
+                    global::store(
+                        pairs.add((g * warps + w as u64) as usize),
+                        policy::SpinePair { value: ax, reset: af as u32 },
+                    )
+                };
+            }
+            return;
+        }
+        // Lane 0 carries its warp's pair, so lane 0's exclusive pair is
+        // what the warps before this one leave.
+        let (ef, ex) = if lane == 0 { (af, ax) } else { (false, R::identity()) };
+        let (_, before, _, _) = block_seg_scan::<R, B>(ef, ex, vslots, fslots);
+        gpu_warp::shfl_idx(before, 0)
+    };
     // Pass B: finish each tile's first segment, carry on.
     for r in 0..rounds {
         let (firsts, tails, heads) = load(chunk(r), true);
-        let (f, x) = fold(&firsts, &tails);
-        let (f, x) = warp_seg_scan::<R>(f, x);
+        let ((f, x), (tf, tx)) = round(&firsts, &tails);
         let (uf, ux) = (gpu_warp::shfl_up(f, 1), gpu_warp::shfl_up(x, 1));
         let mut mine = if lane == 0 { carry } else { join(carry, uf != 0, ux) };
         unrolled!(MAX, |j| if j < k {
@@ -812,9 +856,55 @@ pub unsafe fn segmented_spine<R: SegmentedReduction, const B: u32>(
             }
             mine = join(mine, first != NONE, tails[j]);
         });
-        let (tf, tx) = (gpu_warp::shfl_idx(f, WARP_SIZE - 1), gpu_warp::shfl_idx(x, WARP_SIZE - 1));
-        carry = join(carry, tf != 0, tx);
+        carry = join(carry, tf, tx);
     }
+}
+
+/// The spine's carry into warp `w` of block `g` in its second launch: the
+/// combine, since the last boundary, of the pairs of the warps before it
+/// (those of blocks `0..g`, then its own block's warps before `w`), as a
+/// segmented scan across the block of the `32 (g + 1)` pairs through its
+/// own warps, `ceil(32 (g + 1) / B)` consecutive pairs a thread. Every
+/// thread returns its warp's carry. One barrier besides the scan's.
+///
+/// # Safety
+/// `pairs` holds the pairs of every warp of blocks `0..=g`, written in a
+/// launch before this one; all threads of the block call it.
+#[inline(always)]
+#[track_caller]
+unsafe fn carry_in<R: SegmentedReduction, const B: u32>(
+    pairs: *const policy::SpinePair<R::Acc>,
+    g: u64,
+    vslots: Shared<R::Acc>,
+    fslots: Shared<u32>,
+    cslots: Shared<R::Acc>,
+) -> R::Acc {
+    let (tid, w) = (gpu::thread_idx() as u64, gpu::warp_idx());
+    let warps = (B / WARP_SIZE) as u64;
+    let (mine_at, count) = (g * warps, (g + 1) * warps);
+    let m = count.div_ceil(B as u64);
+    let (p0, p1) = (Ord::min(tid * m, count), Ord::min(tid * m + m, count));
+    // SAFETY: p < count, pairs the caller vouches for.
+    let read = |p: u64| unsafe { global::load(pairs.add(p as usize)) };
+    let join = |carry: R::Acc, f: bool, x: R::Acc| if f { x } else { R::combine(carry, x) };
+    let (mut f, mut x) = (false, R::identity());
+    for p in p0..p1 {
+        let pair = read(p);
+        x = join(x, pair.reset != 0, pair.value);
+        f |= pair.reset != 0;
+    }
+    let (_, mut v, _, _) = block_seg_scan::<R, B>(f, x, vslots, fslots);
+    for p in p0..p1 {
+        if p >= mine_at {
+            // SAFETY: p - mine_at < warps <= 32 slots.
+            unsafe { cslots.store((p - mine_at) as usize, v) };
+        }
+        let pair = read(p);
+        v = join(v, pair.reset != 0, pair.value);
+    }
+    gpu::sync_threads();
+    // SAFETY: written before the barrier above.
+    unsafe { cslots.load(w as usize) }
 }
 
 /// [`boundary_bits`] from the shared window of the tile's `cnt`

@@ -3,7 +3,7 @@
 //!
 //! | kernel | segments | technique |
 //! |---|---|---|
-//! | [`flat::segmented_reduce`] + [`flat::segmented_spine`] | sorted offsets, or fixed length | fixed tiles over the *elements*, independent; one block joins the parts of segments that span tiles |
+//! | [`flat::segmented_reduce`] + [`flat::segmented_spine`] | sorted offsets, or fixed length | fixed tiles over the *elements*, independent; a second launch (one block, or a third over several) joins the parts of segments that span tiles |
 //! | [`ranges::segmented_ranges`] | any begin/end pairs | one warp per segment |
 //!
 //! The flat kernel does the same work per element whatever the segment
@@ -141,7 +141,7 @@ entries! {
         types [i32, u32, i64, u64, f32, f64]
         blocks [256];
     segmented_spine(temp: *mut u64, tiles: u64, offsets: *const u64, segments: u64, seg_len: u64, n: u64,
-         out: *mut <Op as SegmentedReduction>::Out)
+         out: *mut <Op as SegmentedReduction>::Out, phase: u32)
         => segmented_spine::<Op, {B}>;
         ops [sum = Plain<T, Sum>, product = Plain<T, Product>, min = Plain<T, Min>, max = Plain<T, Max>,
              argmin = Arg<T, Smallest>, argmax = Arg<T, Largest>]

@@ -75,10 +75,59 @@ pub const fn smem_bytes<T, A>(b: u32) -> usize {
     smem_layout::<T, A>(b)[3] + round16(window_len(b) * 2)
 }
 
-/// Dynamic shared memory (bytes) of the spine: the block scan's 32 warp
-/// values and 32 flags.
+/// Tile records one block of the spine takes when the records need more
+/// than one ([`spine_blocks`]): one round of `spine_items` per lane, 8192
+/// of 4-byte accumulators.
+// H200 (ncu, bench clocks), one block: 50.4 us at 2^28 len512 `i32` (32769 records, four rounds per pass), a latency chain of 41 cycles per warp instruction on one multiprocessor; blocks of one round each spread it.
+pub const fn spine_share<A>() -> u64 {
+    SPINE_BLOCK as u64 * spine_items::<A>() as u64
+}
+
+/// Blocks of the spine over `tiles` records at `share` records a block
+/// ([`spine_share`] unless a test asks for fewer): one up to `share`
+/// (one launch), `ceil(tiles / share)` beyond (two launches).
+pub const fn spine_blocks(tiles: u64, share: u64) -> u64 {
+    let share = if share == 0 { 1 } else { share };
+    if tiles <= share { 1 } else { tiles.div_ceil(share) }
+}
+
+/// The `phase` argument of the spine: one block does it all.
+pub const SPINE_WHOLE: u32 = 0;
+/// The `phase` argument of the spine: the first of two launches, each
+/// warp's pair (any boundary, tails since the last) to the pairs after
+/// the records ([`spine_pairs_bytes`]).
+pub const SPINE_PAIRS: u32 = 1;
+/// The `phase` argument of the spine: the second of two launches, each
+/// warp's carry from the pairs, then the tiles' first segments.
+pub const SPINE_FINISH: u32 = 2;
+
+/// One warp's pair, as the spine's first launch leaves it: the combine of
+/// its records' tails since their last boundary, and whether it had one.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct SpinePair<A> {
+    /// The tails since the last boundary (all of them without one).
+    pub value: A,
+    /// 1 when a record of the run had a boundary.
+    pub reset: u32,
+}
+
+/// Bytes of the warp pairs of a spine of `blocks` blocks (none for one):
+/// they follow the records ([`records_layout`]'s end).
+pub const fn spine_pairs_bytes<A>(blocks: u64) -> usize {
+    if blocks <= 1 { 0 } else { round16(blocks as usize * (SPINE_BLOCK / 32) as usize * size_of::<SpinePair<A>>()) }
+}
+
+/// Byte offsets of the spine's dynamic shared memory: the block scan's 32
+/// warp values, 32 warp carries, then 32 flags.
+pub const fn spine_smem_layout<A>() -> [usize; 3] {
+    let values = round16(32 * size_of::<A>());
+    [0, values, 2 * values]
+}
+
+/// Dynamic shared memory (bytes) of the spine.
 pub const fn spine_smem_bytes<A>() -> usize {
-    round16(32 * size_of::<A>()) + 32 * 4
+    spine_smem_layout::<A>()[2] + 32 * 4
 }
 
 /// Bytes of the header of the flat kernel's temporary storage: its error
