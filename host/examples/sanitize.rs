@@ -558,11 +558,16 @@ fn check_segmented<T: Elem>(ctx: &Context, n: usize, seed: u64) -> Res {
     let segments = offsets.len() - 1;
     let (input, offs) = (ctx.upload(&xs).map_err(e)?, ctx.upload(&offsets).map_err(e)?);
     let mut out = ctx.alloc::<T>(segments).map_err(e)?;
-    ctx.segmented_reduce(&input, &offs, &mut out, SegSum).map_err(e)?;
-    let got = out.to_vec().map_err(e)?;
-    for s in 0..segments {
-        let seg = &xs[offsets[s] as usize..offsets[s + 1] as usize];
-        check_total(got[s], sum_terms(seg), 0.0).map_err(|m| format!("segmented_reduce segment {s}: {m}"))?;
+    // The default plan, then the launches large inputs take (the tiles'
+    // boundaries found first, the spine over several blocks) at this size.
+    let large = ctx.segmented().bounds_from(0).spine_share(2);
+    for (how, seg) in [("", ctx.segmented()), (" (bounds first, spine in blocks)", large)] {
+        seg.reduce(&input, &offs, &mut out, SegSum).map_err(e)?;
+        let got = out.to_vec().map_err(e)?;
+        for s in 0..segments {
+            let part = &xs[offsets[s] as usize..offsets[s + 1] as usize];
+            check_total(got[s], sum_terms(part), 0.0).map_err(|m| format!("segmented_reduce{how} segment {s}: {m}"))?;
+        }
     }
     Ok(())
 }

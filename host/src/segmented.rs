@@ -159,6 +159,7 @@ pub struct Segmented<'c> {
     block: u32,
     check: bool,
     spine_share: Option<u64>,
+    bounds_from: Option<u64>,
 }
 
 /// How the segments are given, resolved to device addresses.
@@ -172,7 +173,7 @@ impl Context {
     /// A segmented reduction with the default options (256 threads,
     /// offsets checked).
     pub fn segmented(&self) -> Segmented<'_> {
-        Segmented { ctx: self, block: policy::BLOCK, check: true, spine_share: None }
+        Segmented { ctx: self, block: policy::BLOCK, check: true, spine_share: None, bounds_from: None }
     }
 
     /// `output[s]` = the combine of `input[offsets[s] .. offsets[s+1]]`
@@ -401,6 +402,15 @@ impl<'c> Segmented<'c> {
         self
     }
 
+    /// Tiles from which the tiles' ranges of offsets are found by a launch
+    /// of their own ([`policy::BOUNDS_MIN_TILES`] unless set): for tests,
+    /// which reach both paths with small inputs this way.
+    #[doc(hidden)]
+    pub fn bounds_from(mut self, tiles: u64) -> Self {
+        self.bounds_from = Some(tiles);
+        self
+    }
+
     /// Tiles of the flat kernel for `n` elements: one more than whole
     /// tiles, so that position `n` lies in a tile.
     fn tiles<T>(&self, n: u64) -> Result<u64> {
@@ -466,11 +476,33 @@ impl<'c> Segmented<'c> {
         }
         let blocks = self.spine_blocks::<Op::Acc>(tiles);
         let used = records_used::<Op::Acc>(tiles, blocks);
+        let search_first = offsets != 0 && tiles >= self.bounds_from.unwrap_or(policy::BOUNDS_MIN_TILES);
+        let bounds_family = if search_first {
+            Some(Family("segmented_bounds").get(self.ctx, Instance::of(""), 256, task)?)
+        } else {
+            None
+        };
         let smem = policy::smem_bytes::<T, Op::Acc>(self.block) as u32;
         let check = self.check && offsets != 0;
         let x = input.view.addr();
         let out = output.view.addr();
         let launch = |region: Region| {
+            self.clear_first(region)?;
+            let bounds = match &bounds_family {
+                Some(f) => {
+                    let at = region.temp + policy::records_layout::<Op::Acc>(tiles)[3] as u64;
+                    let tile_len = policy::tile_len::<T>(self.block);
+                    let args =
+                        [Arg::Ptr(offsets), segments.into(), n.into(), tile_len.into(), tiles.into(), Arg::Ptr(at)];
+                    // One warp per tile edge, 8 a block.
+                    let cfg = LaunchConfig { grid: (tiles + 1).div_ceil(8) as u32, block: 256, shared_bytes: 0 };
+                    // SAFETY: offsets holds segments + 1 (checked above),
+                    // `at` tiles + 1 words inside the region (`used`).
+                    unsafe { self.ctx.launch(f.name, cfg, &args)? };
+                    at
+                }
+                None => 0,
+            };
             let args = [
                 Arg::Ptr(x),
                 n.into(),
@@ -481,8 +513,8 @@ impl<'c> Segmented<'c> {
                 Arg::Ptr(region.temp),
                 Arg::Ptr(region.spare),
                 (region.spare_bytes as u64 / 8).into(),
+                Arg::Ptr(bounds),
             ];
-            self.clear_first(region)?;
             let cfg = LaunchConfig { grid: tiles as u32, block: self.block, shared_bytes: smem };
             // SAFETY: input holds n elements, offsets segments + 1 (checked
             // above), out segments; temp the records of `tiles` tiles after
@@ -635,5 +667,5 @@ impl<'c> Segmented<'c> {
 /// Bytes of the flat kernel's temporary storage over `tiles` tiles, with
 /// a spine of `blocks` blocks.
 fn records_used<A>(tiles: u64, blocks: u64) -> usize {
-    policy::records_layout::<A>(tiles)[3] + policy::spine_pairs_bytes::<A>(blocks)
+    policy::records_layout::<A>(tiles)[4] + policy::spine_pairs_bytes::<A>(blocks)
 }

@@ -257,10 +257,13 @@ fn offsets_property<T: TestType, Op: TestOp<T>>(ctx: &Context, cases_n: u32) {
         1 => 0..=max,
     ];
     let means = proptest::sample::select(vec![1usize, 3, 16, 100, 512, t, 3 * t]);
-    let seg = ctx.segmented();
+    // Each tile searches its own boundaries, or (every tile count here is
+    // below the default threshold) a launch of their own finds them.
+    let (own, first) = (ctx.segmented(), ctx.segmented().bounds_from(0));
     check(cases_n, (sizes, means, any::<u64>()), |(n, mean, seed)| {
         let x = data::<T, Op>(n, seed);
-        run_offsets::<T, Op>(ctx, &seg, &x, &random_offsets(n, mean, seed))
+        let seg = if seed & 1 == 0 { &own } else { &first };
+        run_offsets::<T, Op>(ctx, seg, &x, &random_offsets(n, mean, seed))
     });
 }
 
@@ -301,8 +304,10 @@ backend_test!(edge_segmentations, |ctx| {
         ("a segment from tile 0 into tile 2", vec![3, 2 * t + 5, n as u64]),
         ("no segments", vec![10]),
     ];
+    let first = ctx.segmented().bounds_from(0);
     for (what, offsets) in cases {
         for_ops(ctx, &seg, &x, &offsets).unwrap_or_else(|e| panic!("{what}: {e}"));
+        for_ops(ctx, &first, &x, &offsets).unwrap_or_else(|e| panic!("{what}, bounds first: {e}"));
     }
     // No input at all: every segment empty.
     for_ops(ctx, &seg, &[], &[0, 0, 0]).unwrap();
@@ -437,6 +442,20 @@ backend_test!(bad_segments_are_typed_errors, |ctx| {
     invalid(ctx.segmented_reduce(&x, &[0u64, 10, 20, 5001][..], &mut out, Sum), "past the end");
     invalid(ctx.segmented_reduce(&x, &[0u64, 10, 6000, 7000][..], &mut out, Sum), "past the end");
     invalid(ctx.segmented_reduce(&x, &[u64::MAX, 0, 0, 0][..], &mut out, Sum), "huge first offset");
+    // The same, and unsorted offsets over several tiles, when a launch of
+    // their own finds the tiles' boundaries first.
+    let first = ctx.segmented().bounds_from(0);
+    for offsets in [[0u64, 10, 5, 20], [30, 0, 40, 50], [0, 10, 20, 5001], [u64::MAX, 0, 0, 0]] {
+        invalid(first.reduce(&x, &offsets[..], &mut out, Sum), &format!("bounds first: {offsets:?}"));
+    }
+    let long = ctx.upload(&vec![1i32; 3 * tile::<i32>() + 9]).unwrap();
+    let t = tile::<i32>() as u64;
+    for offsets in [[0u64, 2 * t + 5, t - 3, 3 * t], [0, 3 * t + 9, 5, 3 * t + 9], [t, 0, 2 * t, 3 * t + 10]] {
+        for seg in [ctx.segmented(), ctx.segmented().bounds_from(0)] {
+            invalid(seg.reduce(&long, &offsets[..], &mut out, Sum), &format!("several tiles: {offsets:?}"));
+            seg.check(false).reduce(&long, &offsets[..], &mut out, Sum).unwrap();
+        }
+    }
     // After an error the stream's status storage still works.
     ctx.segmented_reduce(&x, &[0u64, 10, 20, 5000][..], &mut out, Sum).unwrap();
     assert_eq!(out.to_vec().unwrap(), [45, 145, (20..5000).sum::<i32>()]);
@@ -531,7 +550,7 @@ backend_test!(spine_over_several_blocks, |ctx| {
     let n = tiles * tile::<i32>() - 3;
     let x = data::<i32, Sum>(n, seed);
     for (i, share) in [1u64, 40].into_iter().enumerate() {
-        let seg = ctx.segmented().spine_share(share);
+        let seg = ctx.segmented().spine_share(share).bounds_from(i as u64 * 1000);
         for (j, mean) in [60, 5000, 3 * tile::<i32>()].into_iter().enumerate() {
             run_offsets::<i32, Sum>(ctx, &seg, &x, &random_offsets(n, mean, seed ^ (4 * i + j) as u64)).unwrap();
         }

@@ -430,12 +430,18 @@ fn block_seg_scan<R: Reduction, const B: u32>(
 /// `out` of `segments`; `temp` the header and the tiles' records
 /// ([`policy::records_layout`]), its error count zeroed;
 /// `spare`/`spare_words` the other half of double-buffered storage, zeroed
-/// here for the next launch. Shared memory:
+/// here for the next launch; `bounds` null, or the `tiles + 1` boundary
+/// indices of the tiles' edges that [`segmented_bounds`] found (for
+/// offsets only: each tile then reads its range instead of searching,
+/// which on mixed lengths took several dependent round trips while the
+/// block waited at a barrier). Shared memory:
 /// [`policy::smem_bytes`]`::<In, Acc>(B)`.
 ///
 /// # Safety
 /// As described: buffers of those sizes, one block per tile, the grid as
-/// above, the error count zeroed and `temp` disjoint from `spare`.
+/// above, the error count zeroed, `temp` disjoint from `spare`, `bounds`
+/// null for fixed lengths and written by [`segmented_bounds`] with the
+/// same offsets and tile length in a launch before this one otherwise.
 pub unsafe fn segmented_reduce<R: SegmentedReduction, const B: u32, const ITEMS: usize>(
     input: *const R::In,
     n: u64,
@@ -446,6 +452,7 @@ pub unsafe fn segmented_reduce<R: SegmentedReduction, const B: u32, const ITEMS:
     temp: *mut u64,
     spare: *mut u64,
     spare_words: u64,
+    bounds: *const u64,
 ) {
     // SAFETY: the caller's contract on `spare`.
     unsafe { clear_words::<B>(spare, spare_words) };
@@ -471,28 +478,46 @@ pub unsafe fn segmented_reduce<R: SegmentedReduction, const B: u32, const ITEMS:
     // before the warp's loads; the rest waits until they are staged
     // (holding the loaded items through a search took 56 registers
     // instead of 40, ptxas sm_90).
+    // Given `bounds` ([`segmented_bounds`] ran before), every thread
+    // reads them, in flight with its loads; else (fixed lengths, or small
+    // inputs) they are searched here.
+    let searched = bounds.is_null();
     let warps = B / WARP_SIZE;
     // SAFETY: boundary indices below segments + 1.
-    let lo_probe = if w == 0 && tile != 0 { unsafe { b.warp_probe(0, segments + 1, a) } } else { None };
-    let hi_probe = if w == warps - 1 && !last { unsafe { b.warp_probe(0, segments + 1, a + tile_len) } } else { None };
+    let lo_probe = if searched && w == 0 && tile != 0 { unsafe { b.warp_probe(0, segments + 1, a) } } else { None };
+    let hi_probe =
+        if searched && w == warps - 1 && !last { unsafe { b.warp_probe(0, segments + 1, a + tile_len) } } else { None };
+    // SAFETY: tile + 1 <= tiles: inside the caller's `tiles + 1` bounds.
+    let given = if searched {
+        (0, 0)
+    } else {
+        unsafe { (global::load(bounds.add(tile as usize)), global::load(bounds.add(tile as usize + 1))) }
+    };
     // SAFETY (from here on): shared accesses inside the carved parts,
     // boundary indices <= segments + 1, record slots of this tile.
     unsafe { stage::<R::In, B, ITEMS>(input, n, a, tile_s) };
-    if w == 0 {
-        let lo = if tile == 0 { 0 } else { unsafe { b.warp_lower_bound(0, segments + 1, a, lo_probe) } };
-        if lane == 0 {
-            unsafe { kbounds.store(0, lo) };
+    let (klo, khi) = if searched {
+        if w == 0 {
+            let lo = if tile == 0 { 0 } else { unsafe { b.warp_lower_bound(0, segments + 1, a, lo_probe) } };
+            if lane == 0 {
+                unsafe { kbounds.store(0, lo) };
+            }
         }
-    }
-    if w == warps - 1 {
-        let hi =
-            if last { segments + 1 } else { unsafe { b.warp_lower_bound(0, segments + 1, a + tile_len, hi_probe) } };
-        if lane == 0 {
-            unsafe { kbounds.store(1, hi) };
+        if w == warps - 1 {
+            let hi = if last {
+                segments + 1
+            } else {
+                unsafe { b.warp_lower_bound(0, segments + 1, a + tile_len, hi_probe) }
+            };
+            if lane == 0 {
+                unsafe { kbounds.store(1, hi) };
+            }
         }
-    }
-    gpu::sync_threads();
-    let (klo, khi) = unsafe { (kbounds.load(0), kbounds.load(1)) };
+        gpu::sync_threads();
+        unsafe { (kbounds.load(0), kbounds.load(1)) }
+    } else {
+        given
+    };
     // The tile's boundaries klo..khi, as tile positions, go to a shared
     // window in one coalesced pass (which also checks the offsets' order),
     // so each thread finds its own in shared memory rather than by a
@@ -527,8 +552,9 @@ pub unsafe fn segmented_reduce<R: SegmentedReduction, const B: u32, const ITEMS:
         }
     }
     // Only a written window needs a barrier (the condition is the same in
-    // every thread): a tile inside one long segment skips it.
-    if fill_end > klo {
+    // every thread): a tile inside one long segment skips it; the staged
+    // tile needs one where no search had it.
+    if fill_end > klo || !searched {
         gpu::sync_threads();
     }
     let local0 = tid as usize * ITEMS;
@@ -629,6 +655,49 @@ pub unsafe fn segmented_reduce<R: SegmentedReduction, const B: u32, const ITEMS:
     }
 }
 
+/// Where each tile of [`segmented_reduce`] starts among the boundaries,
+/// for offsets: `bounds[t]` is the first boundary `k` with `offsets[k] >=
+/// t * tile_len` for `0 < t < tiles`, `bounds[0] = 0` and `bounds[tiles] =
+/// segments + 1`, so tile `t` holds boundaries `bounds[t] ..
+/// bounds[t + 1]`. One warp per edge (grid-stride), a 32-way search whose
+/// first round is a guess from evenly spread segments: the same search
+/// the tile kernel runs for itself on small inputs, but here no block
+/// waits on it. On offsets that are not sorted every answer is still in
+/// `0..=segments + 1` (the tile kernel then reports them).
+///
+/// # Safety
+/// `offsets` holds `segments + 1` elements, `bounds` `tiles + 1`.
+pub unsafe fn segmented_bounds<const B: u32>(
+    offsets: *const u64,
+    segments: u64,
+    n: u64,
+    tile_len: u64,
+    tiles: u64,
+    bounds: *mut u64,
+) {
+    let b = Bounds { offsets, segments, seg_len: 0, n };
+    let warps = (B / WARP_SIZE) as u64;
+    let mut q = gpu::block_idx() as u64 * warps + gpu::warp_idx() as u64;
+    let stride = gpu::grid_dim() as u64 * warps;
+    // Warp-uniform: every lane of a warp has the same q.
+    while q <= tiles {
+        let k = if q == 0 {
+            0
+        } else if q == tiles {
+            segments + 1
+        } else {
+            let v = q * tile_len;
+            // SAFETY: boundary indices below segments + 1.
+            unsafe { b.warp_lower_bound(0, segments + 1, v, b.warp_probe(0, segments + 1, v)) }
+        };
+        if gpu::lane() == 0 {
+            // SAFETY: q <= tiles.
+            unsafe { global::store(bounds.add(q as usize), k) };
+        }
+        q += stride;
+    }
+}
+
 /// The flat kernel's per-tile records in its temporary storage
 /// ([`policy::records_layout`]).
 struct Records<A> {
@@ -640,7 +709,7 @@ struct Records<A> {
 impl<A> Records<A> {
     #[inline(always)]
     fn new(temp: *mut u64, tiles: u64) -> Self {
-        let [tails, heads, firsts, _] = policy::records_layout::<A>(tiles);
+        let [tails, heads, firsts, _, _] = policy::records_layout::<A>(tiles);
         let base = temp as *mut u8;
         Records {
             tails: base.wrapping_add(tails) as *mut A,
@@ -749,7 +818,7 @@ pub unsafe fn segmented_spine<R: SegmentedReduction, const B: u32>(
     let warps = (B / WARP_SIZE) as u64;
     let records = Records::<R::Acc>::new(temp, tiles);
     let pairs =
-        (temp as *mut u8).wrapping_add(policy::records_layout::<R::Acc>(tiles)[3]) as *mut policy::SpinePair<R::Acc>;
+        (temp as *mut u8).wrapping_add(policy::records_layout::<R::Acc>(tiles)[4]) as *mut policy::SpinePair<R::Acc>;
     let b = Bounds { offsets, segments, seg_len, n };
     let base = Shared::<u8>::dynamic();
     let [values_at, carries_at, flags_at] = policy::spine_smem_layout::<R::Acc>();

@@ -15,7 +15,8 @@
 //! accumulator into what is written.
 //!
 //! Entry names: `segmented_reduce_{op}_{type}_b256`,
-//! `segmented_spine_{op}_{type}_b1024`, `segmented_ranges_{op}_{type}_b256`.
+//! `segmented_spine_{op}_{type}_b1024`, `segmented_bounds_b256`,
+//! `segmented_ranges_{op}_{type}_b256`.
 
 pub mod flat;
 pub mod policy;
@@ -26,7 +27,7 @@ use crate::ops::*;
 use crate::reduce::reduction::{Arg, Extreme, Indexed, Plain, Raw, Reduction, pick};
 #[allow(unused_imports)]
 use crate::reduce::reduction::{Largest, Smallest};
-use flat::{segmented_reduce, segmented_spine};
+use flat::{segmented_bounds, segmented_reduce, segmented_spine};
 use ranges::segmented_ranges;
 
 /// What a segmented kernel writes for a segment.
@@ -134,7 +135,8 @@ const _: () = assert!(
 
 entries! {
     segmented_reduce(input: *const T, n: u64, offsets: *const u64, segments: u64, seg_len: u64,
-         out: *mut <Op as SegmentedReduction>::Out, temp: *mut u64, spare: *mut u64, spare_words: u64)
+         out: *mut <Op as SegmentedReduction>::Out, temp: *mut u64, spare: *mut u64, spare_words: u64,
+         bounds: *const u64)
         => segmented_reduce::<Op, {B}, { policy::items::<T>() }>;
         ops [sum = Plain<T, Sum>, product = Plain<T, Product>, min = Plain<T, Min>, max = Plain<T, Max>,
              argmin = Arg<T, Smallest>, argmax = Arg<T, Largest>]
@@ -147,6 +149,8 @@ entries! {
              argmin = Arg<T, Smallest>, argmax = Arg<T, Largest>]
         types [i32, u32, i64, u64, f32, f64]
         blocks [1024];
+    segmented_bounds(offsets: *const u64, segments: u64, n: u64, tile_len: u64, tiles: u64, bounds: *mut u64)
+        => segmented_bounds::<{B}>; blocks [256];
     segmented_ranges(input: *const T, n: u64, begins: *const u64, ends: *const u64, segments: u64,
          out: *mut <Op as SegmentedReduction>::Out, temp: *mut u64, spare: *mut u64, spare_words: u64)
         => segmented_ranges::<Op, {B}>;

@@ -139,12 +139,20 @@ pub const RECORDS_HEADER: usize = 16;
 /// each tile's *tail* (`A`: the combine since its last boundary, or of the
 /// whole tile without one), *head* (`A`: the combine from the tile's
 /// start to its first boundary) and *first* (`u64`: the index of its first
-/// boundary, or a marker), and the total size; every part 16-byte aligned.
-pub const fn records_layout<A>(tiles: u64) -> [usize; 4] {
+/// boundary, or a marker), then the `tiles + 1` *bounds* (`u64`, the
+/// tiles' ranges of boundaries, when [`super::flat::segmented_bounds`]
+/// runs), and the total size; every part 16-byte aligned.
+pub const fn records_layout<A>(tiles: u64) -> [usize; 5] {
     let t = tiles as usize;
     let tails = RECORDS_HEADER;
     let heads = tails + round16(t * size_of::<A>());
     let firsts = heads + round16(t * size_of::<A>());
-    let end = firsts + round16(t * 8);
-    [tails, heads, firsts, end]
+    let bounds = firsts + round16(t * 8);
+    let end = bounds + round16((t + 1) * 8);
+    [tails, heads, firsts, bounds, end]
 }
+
+/// Tiles from which offsets' tile ranges are found by a launch of their
+/// own ([`super::flat::segmented_bounds`]) rather than by each tile.
+// H200 (ncu, 2^28 `i32` mixed lengths, `cf142e2`): 27% of the tile kernel's stall samples sat at the barrier after its two searches (a guess, then three rounds of dependent loads for 70k segments) and the kernel ran at 67% of DRAM. From 2^24 elements of 4 bytes; below, each tile keeps its own search (an extra launch costs a few us, much of a small input's time; not measured yet).
+pub const BOUNDS_MIN_TILES: u64 = 2048;
