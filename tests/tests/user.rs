@@ -90,7 +90,11 @@ backend_test!(a_loaded_kernel_is_found_and_launched_from_its_own_module, |ctx| {
     assert_eq!(ctx.kernel("user_test_add_one_b32").unwrap().block_size, 32);
     launch(&ctx, &mut buf).unwrap();
     // A context on another stream of the device shares what was loaded.
-    launch(&ctx.fork().unwrap(), &mut buf).unwrap();
+    // Its stream is not ordered with this one's: wait for it before the
+    // download (this one's stream) reads the buffer.
+    let other = ctx.fork().unwrap();
+    launch(&other, &mut buf).unwrap();
+    other.synchronize().unwrap();
     ctx.synchronize().unwrap();
     let want: Vec<i32> = data.iter().map(|v| v + 2).collect();
     assert_eq!(buf.to_vec().unwrap(), want);
