@@ -47,10 +47,12 @@
 //! finding the boundaries it holds and reducing its runs locally, each
 //! tile on its own; a second launch joins the parts of the segments that
 //! span tiles, in tile order (one block up to 2^26 four-byte elements,
-//! beyond that a third launch spreads it over several). Tiny, huge and
-//! mixed segments cost about the same per element. Two or three launches
-//! (one for inputs of one tile), no allocation once the stream's
-//! temporary storage exists.
+//! beyond that a third launch spreads it over several). From 2^24
+//! four-byte elements with offsets, a launch before them finds where each
+//! tile starts among the offsets, so that no tile waits on a search.
+//! Tiny, huge and mixed segments cost about the same per element. One to
+//! four launches, no allocation once the stream's temporary storage
+//! exists.
 //! Begin/end pairs go through one warp per segment.
 //!
 //! **Checked offsets.** Offsets and begin/end pairs live on the device, so
