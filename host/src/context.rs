@@ -303,6 +303,11 @@ impl Context {
     }
 
     /// The same device on a new stream of its own (for concurrent work).
+    ///
+    /// Work on the two streams is not ordered: before one context reads
+    /// what the other's calls write (a download, a launch that takes it
+    /// as input), wait for the writer with
+    /// [`synchronize`](Context::synchronize).
     pub fn fork(&self) -> Result<Self> {
         match &self.inner.backend {
             Backend::Cuda(c) => self.with_stream(c.new_stream()?),
