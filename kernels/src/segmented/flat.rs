@@ -477,14 +477,13 @@ pub unsafe fn segmented_reduce<R: SegmentedReduction, const B: u32, const ITEMS:
     let tile = gpu::block_idx();
     let last = tile == tiles - 1;
     let a = tile as u64 * tile_len;
-    // The tile's boundaries: klo..=khi, first at or after a and a + tile_len,
-    // searched by two warps. The first round of each search goes out
-    // before the warp's loads; the rest waits until they are staged
-    // (holding the loaded items through a search took 56 registers
-    // instead of 40, ptxas sm_90).
-    // Given `bounds` ([`segmented_bounds`] ran before), every thread
-    // reads them, in flight with its loads; else (fixed lengths, or small
-    // inputs) they are searched here.
+    // The tile's boundaries: klo..khi, the first at or after a and
+    // a + tile_len. Given `bounds` ([`segmented_bounds`] ran before),
+    // every thread reads them, in flight with its loads. Else (fixed
+    // lengths, or small inputs) two warps search them: the first round of
+    // each search goes out before the warp's loads; the rest waits until
+    // they are staged (holding the loaded items through a search took 56
+    // registers instead of 40, ptxas sm_90).
     let searched = bounds.is_null();
     let warps = B / WARP_SIZE;
     // SAFETY: boundary indices below segments + 1.
