@@ -538,10 +538,10 @@ impl<'c> ByKey<'c> {
         let what = Instance::of(C::NAME).op("sum").key(T::NAME);
         let (smem, items) = if family == "run_length_encode" {
             let items = policy::rle_items::<T, C>();
-            (smem_bytes::<T, T, C, C>(self.block, items), items)
+            (smem_bytes::<T, T, (), ()>(self.block, items), items)
         } else {
             let items = policy::ntr_items::<T, C>();
-            (smem_bytes::<T, C, C, C>(self.block, items), items)
+            (smem_bytes::<T, T, (), ()>(self.block, items), items)
         };
         let launch = self.kernel(family, what, smem, items)?;
         let (x, a, b, c) = (input.view.arg(), out1.view.arg(), out2.view.arg(), count.view.arg());

@@ -2,9 +2,10 @@
 //! encoding and the non-trivial runs. See the [module docs](super) for the
 //! scan they share.
 
-use super::{Local, Pairs, Value, emit_runs, open_key_tile, pad};
+use super::policy::tile_len;
+use super::{Local, Pairs, RunEdge, Value, emit_runs, open_key_tile, pad, positions_bytes};
 use crate::block::tile::read_items;
-use crate::gpu;
+use crate::gpu::{self, global};
 use crate::ops::{Element, Monoid, Sum};
 
 /// This thread's item `j` as a position in the tile.
@@ -54,23 +55,17 @@ pub unsafe fn reduce_by_key<K: Element, V: Value, Op: Monoid<V>, const B: u32, c
     let pairs = Pairs { starts: t.f.heads, value: |j: usize| vals[j] };
     // A run's slot holds its last item's tile position; its key is read
     // from the staged keys (which stay) when the slots are written out.
-    let emit = |j: usize, _: u64, run: Local<V>| (tile_position::<I>(j), run.value);
-    let key = |p: u16| unsafe { sk.load(pad::<K, I>(p as usize)) };
-    let (slots, outs) = ((t.s.pos, sv), t.f.tails);
-    unsafe {
-        emit_runs::<V, Op, u16, K, V, B, I, true>(
-            &t,
-            n,
-            pairs,
-            outs,
-            emit,
-            slots,
-            key,
-            (unique, aggregates),
-            count,
-            cap,
-        )
+    let (pos, sums) = (t.s.pos, sv);
+    let emit = |j: usize, _: u64, run: Local<V>| unsafe {
+        pos.store(run.count as usize, tile_position::<I>(j));
+        sums.store(run.count as usize, run.value);
     };
+    let write = |r: u32, g: u64, _: &RunEdge<V>| unsafe {
+        let p = pos.load(r as usize);
+        global::store(unique.add(g as usize), sk.load(pad::<K, I>(p as usize)));
+        global::store(aggregates.add(g as usize), sums.load(r as usize));
+    };
+    unsafe { emit_runs::<V, Op, B, I, true>(&t, n, pairs, t.f.tails, emit, write, count, cap) };
 }
 
 /// Run-length encoding: for every run of equal consecutive items, the item
@@ -82,8 +77,8 @@ pub unsafe fn reduce_by_key<K: Element, V: Value, Op: Monoid<V>, const B: u32, c
 /// # Safety
 /// As [`reduce_by_key`], without `values`; `unique` and `counts` hold
 /// `cap` elements. Shared memory:
-/// [`smem_bytes`](super::smem_bytes)`::<K, K, C, C>(B, I)`, `I` from [`rle_items`](super::policy::rle_items).
-pub unsafe fn run_length_encode<K: Element, C: Value, const B: u32, const I: usize>(
+/// [`smem_bytes`](super::smem_bytes)`::<K, K, (), ()>(B, I)`, `I` from [`rle_items`](super::policy::rle_items).
+pub unsafe fn run_length_encode<K: Element, C: Value + Element<Wide = u64>, const B: u32, const I: usize>(
     input: *const K,
     unique: *mut K,
     counts: *mut C,
@@ -94,16 +89,28 @@ pub unsafe fn run_length_encode<K: Element, C: Value, const B: u32, const I: usi
     spare: *mut u64,
     spare_words: u64,
 ) {
-    // SAFETY (throughout): as in `reduce_by_key`.
-    let t = unsafe { open_key_tile::<K, C, Sum, K, C, C, B, I>(input, None, n, temp, spare, spare_words) };
-    let (sk, sc) = (t.s.a.after::<K>(0), t.s.b.after::<C>(0));
+    // SAFETY (throughout): as in `reduce_by_key`. No second region: a
+    // run's length follows from its end and the one before.
+    let t = unsafe { open_key_tile::<K, C, Sum, K, (), (), B, I>(input, None, n, temp, spare, spare_words) };
+    let sk = t.s.a.after::<K>(0);
     let pairs = Pairs { starts: t.f.heads, value: |_| C::ONE };
-    let emit = |j: usize, _: u64, run: Local<C>| (tile_position::<I>(j), run.value);
-    let key = |p: u16| unsafe { sk.load(pad::<K, I>(p as usize)) };
-    let (slots, outs) = ((t.s.pos, sc), t.f.tails);
-    unsafe {
-        emit_runs::<C, Sum, u16, K, C, B, I, false>(&t, n, pairs, outs, emit, slots, key, (unique, counts), count, cap)
+    let pos = t.s.pos;
+    let emit = |j: usize, _: u64, run: Local<C>| unsafe { pos.store(run.count as usize, tile_position::<I>(j)) };
+    // Slot r > lo holds a run that starts right after slot r - 1's; the
+    // first holds one that starts at the tile's start (lo = 1) or before
+    // it, with `carried` items there (lo = 0).
+    let write = |r: u32, g: u64, edge: &RunEdge<C>| unsafe {
+        let p = pos.load(r as usize);
+        let len = if r == edge.lo {
+            let own = C::from_u64(p as u64 + 1);
+            if r == 0 { Sum::combine(edge.carried, own) } else { own }
+        } else {
+            C::from_u64((p - pos.load(r as usize - 1)) as u64)
+        };
+        global::store(unique.add(g as usize), sk.load(pad::<K, I>(p as usize)));
+        global::store(counts.add(g as usize), len);
     };
+    unsafe { emit_runs::<C, Sum, B, I, false>(&t, n, pairs, t.f.tails, emit, write, count, cap) };
 }
 
 /// The runs longer than one item: for each, its offset (first index) and
@@ -124,7 +131,7 @@ pub unsafe fn run_length_encode<K: Element, C: Value, const B: u32, const I: usi
 ///
 /// # Safety
 /// As [`run_length_encode`]; `offsets` and `lengths` hold `cap` elements.
-/// Shared memory: [`smem_bytes`](super::smem_bytes)`::<K, C, C, C>(B, I)`, `I` from [`ntr_items`](super::policy::ntr_items).
+/// Shared memory: [`smem_bytes`](super::smem_bytes)`::<K, K, (), ()>(B, I)`, `I` from [`ntr_items`](super::policy::ntr_items).
 pub unsafe fn non_trivial_runs<K: Element, C: Value + Element<Wide = u64>, const B: u32, const I: usize>(
     input: *const K,
     offsets: *mut C,
@@ -136,27 +143,38 @@ pub unsafe fn non_trivial_runs<K: Element, C: Value + Element<Wide = u64>, const
     spare: *mut u64,
     spare_words: u64,
 ) {
-    // SAFETY (throughout): as in `reduce_by_key`.
-    let t = unsafe { open_key_tile::<K, C, Sum, C, C, C, B, I>(input, None, n, temp, spare, spare_words) };
-    let (so, sl) = (t.s.a.after::<C>(0), t.s.b.after::<C>(0));
+    // SAFETY (throughout): as in `reduce_by_key`. No second region: a
+    // run's slot holds its first and last tile positions, and a tile has
+    // at most `tile_len / 2` runs of two or more, so the slots fit the
+    // positions region as pairs of `u16`.
+    const { assert!(positions_bytes(B, I) >= (tile_len(B, I) as usize / 2 + 1) * 4, "run ends fit as u32") };
+    let t = unsafe { open_key_tile::<K, C, Sum, K, (), (), B, I>(input, None, n, temp, spare, spare_words) };
+    let ends_at = t.s.pos.after::<u32>(0);
+    let start = t.start;
     // Bit j: item j starts a run of at least two; is in such a run; ends one.
     let f = &t.f;
     let (starts, inside, ends) = (f.heads & !f.tails, !(f.heads & f.tails), f.tails & !f.heads);
     let pairs = Pairs { starts, value: |j: usize| if (inside >> j) & 1 != 0 { C::ONE } else { C::ZERO } };
-    let emit = |_: usize, i: u64, run: Local<C>| (C::from_u64(i + 1 - run.value.widen()), run.value);
-    let slots = (so, sl);
-    unsafe {
-        emit_runs::<C, Sum, C, C, C, B, I, false>(
-            &t,
-            n,
-            pairs,
-            ends,
-            emit,
-            slots,
-            |o| o,
-            (offsets, lengths),
-            count,
-            cap,
-        )
+    // A run that starts in the tile is shorter than the tile: its first
+    // position is its last one less its length, less one. Slot 0's run
+    // (lo = 0) started before the tile, with `carried` items there.
+    let emit = |j: usize, _: u64, run: Local<C>| unsafe {
+        let last = tile_position::<I>(j) as u32;
+        let first = (last + 1).wrapping_sub(run.value.widen() as u32) & 0xFFFF;
+        ends_at.store(run.count as usize, first << 16 | last);
     };
+    let write = |r: u32, g: u64, edge: &RunEdge<C>| unsafe {
+        let e = ends_at.load(r as usize);
+        let last = (e & 0xFFFF) as u64;
+        let (offset, len) = if r == 0 {
+            let before = edge.carried.widen();
+            (start - before, before + last + 1)
+        } else {
+            let first = (e >> 16) as u64;
+            (start + first, last + 1 - first)
+        };
+        global::store(offsets.add(g as usize), C::from_u64(offset));
+        global::store(lengths.add(g as usize), C::from_u64(len));
+    };
+    unsafe { emit_runs::<C, Sum, B, I, false>(&t, n, pairs, ends, emit, write, count, cap) };
 }
