@@ -55,8 +55,8 @@
 //! the keys' and the positions': at 2^28 `i32` on an H200 that is 5 blocks
 //! of 24 keys a thread resident per multiprocessor where 16-key tiles and
 //! a region for the counts held 5 of 16, and run-length encoding went
-//! from 672 to 547 us at runs of 1000 (1.24x CUB) and from 1535 to 986 at
-//! runs of 1 (1.20x).
+//! from 672 to 544 us at runs of 1000 (1.24x CUB) and from 1535 to 977 at
+//! runs of 1 (1.19x).
 //! Outputs at index `cap` and beyond are dropped (the host checks the
 //! count); the number of runs is written to `count` by the thread holding
 //! the last item.
