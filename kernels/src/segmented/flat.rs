@@ -142,6 +142,44 @@ impl Bounds {
     }
 }
 
+impl Bounds {
+    /// The first round of [`Self::edge`]'s search for tile edge `q` (of
+    /// `tiles` tiles of `tile_len`), or `None` where the edge needs none.
+    ///
+    /// # Safety
+    /// As [`Self::warp_probe`].
+    #[inline(always)]
+    #[track_caller]
+    unsafe fn edge_probe(&self, q: u64, tiles: u64, tile_len: u64) -> Option<Probe> {
+        if q == 0 || q >= tiles {
+            return None;
+        }
+        // SAFETY: forwarded; boundary indices below segments + 1.
+        unsafe { self.warp_probe(0, self.segments + 1, q * tile_len) }
+    }
+
+    /// The first boundary of the tile that starts at edge `q`: 0 for the
+    /// first tile, `segments + 1` past the last (`q == tiles`), else the
+    /// first boundary at or after `q * tile_len`, by a whole warp (as
+    /// [`Self::warp_lower_bound`], from [`Self::edge_probe`]'s `probe`
+    /// with the same arguments).
+    ///
+    /// # Safety
+    /// As [`Self::warp_lower_bound`].
+    #[inline(always)]
+    #[track_caller]
+    unsafe fn edge(&self, q: u64, tiles: u64, tile_len: u64, probe: Option<Probe>) -> u64 {
+        if q == 0 {
+            0
+        } else if q >= tiles {
+            self.segments + 1
+        } else {
+            // SAFETY: forwarded.
+            unsafe { self.warp_lower_bound(0, self.segments + 1, q * tile_len, probe) }
+        }
+    }
+}
+
 /// A lane's part of the first round of a warp's search: the boundary
 /// `at(g + lane)`.
 #[derive(Clone, Copy)]
@@ -486,10 +524,10 @@ pub unsafe fn segmented_reduce<R: SegmentedReduction, const B: u32, const ITEMS:
     // registers instead of 40, ptxas sm_90).
     let searched = bounds.is_null();
     let warps = B / WARP_SIZE;
-    // SAFETY: boundary indices below segments + 1.
-    let lo_probe = if searched && w == 0 && tile != 0 { unsafe { b.warp_probe(0, segments + 1, a) } } else { None };
-    let hi_probe =
-        if searched && w == warps - 1 && !last { unsafe { b.warp_probe(0, segments + 1, a + tile_len) } } else { None };
+    let (q, tiles_u) = (tile as u64, tiles as u64);
+    // SAFETY: tile edges q <= tiles.
+    let lo_probe = if searched && w == 0 { unsafe { b.edge_probe(q, tiles_u, tile_len) } } else { None };
+    let hi_probe = if searched && w == warps - 1 { unsafe { b.edge_probe(q + 1, tiles_u, tile_len) } } else { None };
     // SAFETY: tile + 1 <= tiles: inside the caller's `tiles + 1` bounds.
     let given = if searched {
         (0, 0)
@@ -501,17 +539,13 @@ pub unsafe fn segmented_reduce<R: SegmentedReduction, const B: u32, const ITEMS:
     unsafe { stage::<R::In, B, ITEMS>(input, n, a, tile_s) };
     let (klo, khi) = if searched {
         if w == 0 {
-            let lo = if tile == 0 { 0 } else { unsafe { b.warp_lower_bound(0, segments + 1, a, lo_probe) } };
+            let lo = unsafe { b.edge(q, tiles_u, tile_len, lo_probe) };
             if lane == 0 {
                 unsafe { kbounds.store(0, lo) };
             }
         }
         if w == warps - 1 {
-            let hi = if last {
-                segments + 1
-            } else {
-                unsafe { b.warp_lower_bound(0, segments + 1, a + tile_len, hi_probe) }
-            };
+            let hi = unsafe { b.edge(q + 1, tiles_u, tile_len, hi_probe) };
             if lane == 0 {
                 unsafe { kbounds.store(1, hi) };
             }
@@ -684,15 +718,8 @@ pub unsafe fn segmented_bounds<const B: u32>(
     let stride = gpu::grid_dim() as u64 * warps;
     // Warp-uniform: every lane of a warp has the same q.
     while q <= tiles {
-        let k = if q == 0 {
-            0
-        } else if q == tiles {
-            segments + 1
-        } else {
-            let v = q * tile_len;
-            // SAFETY: boundary indices below segments + 1.
-            unsafe { b.warp_lower_bound(0, segments + 1, v, b.warp_probe(0, segments + 1, v)) }
-        };
+        // SAFETY: q <= tiles.
+        let k = unsafe { b.edge(q, tiles, tile_len, b.edge_probe(q, tiles, tile_len)) };
         if gpu::lane() == 0 {
             // SAFETY: q <= tiles.
             unsafe { global::store(bounds.add(q as usize), k) };
