@@ -444,7 +444,10 @@ fn same_list<T: Elem>(what: &str, got: &[T], want: &[T]) -> Res {
     same_bits(what, got, |i| want[i].bits())
 }
 
-/// `select_if` and `partition` with one comparison, `unique` of runs.
+/// `select_if`, `select_flagged` and `partition` with one comparison,
+/// `unique` of runs, and `unique_by_key` with keys in runs and all
+/// distinct (its two ways of writing out: a warp's ring of sparse kept
+/// items, and whole columns).
 fn check_select<T: Elem>(ctx: &Context, n: usize, seed: u64) -> Res {
     let xs = data::<T>(n, seed);
     // One of the items as the threshold: some fraction selected, any type.
@@ -454,6 +457,25 @@ fn check_select<T: Elem>(ctx: &Context, n: usize, seed: u64) -> Res {
     let kept = ctx.select_if(&input, &mut out, Predicate::Less(t)).map_err(e)?;
     let want: Vec<T> = xs.iter().copied().filter(|&x| Predicate::Less(t).holds(x)).collect();
     same_list("select_if", &out.to_vec().map_err(e)?[..kept], &want)?;
+    let flags: Vec<u8> = xs.iter().map(|&x| Predicate::Less(t).holds(x) as u8).collect();
+    let flags = ctx.upload(&flags).map_err(e)?;
+    let flagged = ctx.select_flagged(&input, &flags, &mut out).map_err(e)?;
+    same_list("select_flagged", &out.to_vec().map_err(e)?[..flagged], &want)?;
+    for keys in [run_keys(n, seed), (0..n as u64).map(|i| 3 * i).collect()] {
+        let mut starts: Vec<usize> = (0..n).filter(|&i| i == 0 || keys[i] != keys[i - 1]).collect();
+        let dk = ctx.upload(&keys).map_err(e)?;
+        let (mut ko, mut vo) = (ctx.alloc::<u64>(n).map_err(e)?, ctx.alloc::<T>(n).map_err(e)?);
+        let got = ctx.unique_by_key(&dk, &input, &mut ko, &mut vo).map_err(e)?;
+        if got != starts.len() {
+            return Err(format!("unique_by_key: {got} runs, want {}", starts.len()));
+        }
+        let ko = ko.to_vec().map_err(e)?;
+        if starts.iter().zip(&ko).any(|(&i, &k)| keys[i] != k) {
+            return Err("unique_by_key: keys differ from the CPU's".into());
+        }
+        let want_v: Vec<T> = starts.drain(..).map(|i| xs[i]).collect();
+        same_list("unique_by_key values", &vo.to_vec().map_err(e)?[..got], &want_v)?;
+    }
     let front = ctx.partition(&input, &mut out, Predicate::Less(t)).map_err(e)?;
     let mut want_all = want;
     want_all.extend(xs.iter().rev().copied().filter(|&x| !Predicate::Less(t).holds(x)));
@@ -1124,7 +1146,7 @@ fn ops() -> Vec<Op> {
         op!("sum_squares", check_sum_squares, [i32, u32, i64, u64, f32, f64]),
         op!("and/or/xor", check_bits, [i32, u32, i64, u64]),
         op!("norm1/norm2/rms", check_norms, [f32, f64]),
-        op!("select_if/partition/unique", check_select, [i32, u32, i64, u64, f32, f64]),
+        op!("select_if/flagged/partition/unique(_by_key)", check_select, [i32, u32, i64, u64, f32, f64]),
         op!("by key (reduce, runs, scan)", check_by_key, [i32, u32, i64, u64, f32, f64]),
         op!("segmented_reduce", check_segmented, [i32, u32, i64, u64, f32, f64]),
     ]

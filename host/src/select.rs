@@ -156,6 +156,16 @@ unsafe impl DeviceRepr for Counts {
 }
 
 /// One launch, before the status storage is chosen.
+/// What an operation keeps: one class (select, unique: its items go out
+/// of the staged tile directly, in larger tiles), or every item, in one
+/// output or three.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    Select,
+    Partition,
+    ThreeWay,
+}
+
 struct Job {
     kernel: &'static HostKernel,
     /// Elements per tile.
@@ -307,9 +317,17 @@ impl<'c> Select<'c> {
         self.block
     }
 
-    /// Items per tile (one block each) for tiles cut by `T`.
+    /// Items per tile (one block each) of the operations that drop items
+    /// (`select_if`, `select_flagged`, `unique`, and `unique_by_key`, whose
+    /// tiles are cut by the keys), for items of `T`.
     pub fn tile_len<T>(&self) -> u64 {
-        policy::tile_len::<T>(self.block)
+        policy::tile_len::<T>(self.block, true)
+    }
+
+    /// Items per tile of the partitions (two- and three-way), which keep
+    /// every item and take smaller tiles, for items of `T`.
+    pub fn partition_tile_len<T>(&self) -> u64 {
+        policy::tile_len::<T>(self.block, false)
     }
 
     /// Bytes of temporary storage for any operation on up to `len` items of
@@ -317,7 +335,8 @@ impl<'c> Select<'c> {
     /// status, each a ticket and a pair of counts per tile.
     pub fn temp_bytes<T: Scalar>(&self, len: usize) -> Result<usize> {
         check_block(self.block)?;
-        let tiles = (len as u64).div_ceil(self.tile_len::<T>());
+        // The partitions' tiles are the smaller: the most tiles.
+        let tiles = (len as u64).div_ceil(self.partition_tile_len::<T>());
         let bytes = if len == 0 { 0 } else { 2 * round16(k::status_bytes(2, tiles)) };
         usize::try_from(bytes).map_err(|_| Error::TooLarge {
             what: "select temporary storage",
@@ -462,7 +481,8 @@ impl<'c> Select<'c> {
         same_len("select flags", n, flags.view.len())?;
         room("select output", n, output.view.len())?;
         let args = vec![input.view.arg(), flags.view.arg(), (n as u64).into(), output.view.arg(), count.view.arg()];
-        let job = self.job::<T>("select_flagged", Instance::of(T::NAME), 1, n, args, count.view.reborrow())?;
+        let job =
+            self.job::<T>("select_flagged", Instance::of(T::NAME), Shape::Select, n, args, count.view.reborrow())?;
         self.run(job, temp)
     }
 
@@ -491,7 +511,14 @@ impl<'c> Select<'c> {
             vec![input.view.arg(), (n as u64).into(), a.view.arg(), b.view.arg(), rest.view.arg(), count.view.arg()];
         args.extend(predicate_args(first));
         args.extend(predicate_args(second));
-        let job = self.job::<T>("partition_three_way", Instance::of(T::NAME), 2, n, args, count.view.reborrow())?;
+        let job = self.job::<T>(
+            "partition_three_way",
+            Instance::of(T::NAME),
+            Shape::ThreeWay,
+            n,
+            args,
+            count.view.reborrow(),
+        )?;
         self.run(job, temp)
     }
 
@@ -508,7 +535,7 @@ impl<'c> Select<'c> {
         let n = input.view.len();
         room("unique output", n, output.view.len())?;
         let args = vec![input.view.arg(), (n as u64).into(), output.view.arg(), count.view.arg()];
-        let job = self.job::<T>("unique", Instance::of(T::NAME), 1, n, args, count.view.reborrow())?;
+        let job = self.job::<T>("unique", Instance::of(T::NAME), Shape::Select, n, args, count.view.reborrow())?;
         self.run(job, temp)
     }
 
@@ -539,7 +566,7 @@ impl<'c> Select<'c> {
             count.view.arg(),
         ];
         let what = Instance::of(V::NAME).key(K::NAME);
-        let job = self.job::<K>("unique_by_key", what, 1, n, args, count.view.reborrow())?;
+        let job = self.job::<K>("unique_by_key", what, Shape::Select, n, args, count.view.reborrow())?;
         self.run(job, temp)
     }
 
@@ -559,7 +586,8 @@ impl<'c> Select<'c> {
         room(if family == "partition_if" { "partition output" } else { "select output" }, n, output.view.len())?;
         let mut args = vec![input.view.arg(), (n as u64).into(), output.view.arg(), count.view.arg()];
         args.extend(predicate_args(pred));
-        let job = self.job::<T>(family, Instance::of(T::NAME), 1, n, args, count.view.reborrow())?;
+        let shape = if family == "partition_if" { Shape::Partition } else { Shape::Select };
+        let job = self.job::<T>(family, Instance::of(T::NAME), shape, n, args, count.view.reborrow())?;
         self.run(job, temp)
     }
 
@@ -569,7 +597,7 @@ impl<'c> Select<'c> {
         &self,
         family: &'static str,
         what: Instance,
-        ways: u32,
+        shape: Shape,
         n: usize,
         args: Vec<Arg>,
         count: DeviceSliceMut<'_, u64>,
@@ -580,13 +608,15 @@ impl<'c> Select<'c> {
             format!("{family} on {key}`{}`", what.ty)
         };
         let kernel = Family(family).get(self.ctx, what, self.block, task)?;
+        let ways = if shape == Shape::ThreeWay { 2 } else { 1 };
+        let drops = shape == Shape::Select;
         if count.len() < ways as usize {
             return Err(Error::LengthMismatch { what: "select count", expected: ways as usize, got: count.len() });
         }
         Ok(Job {
             kernel,
-            tile: self.tile_len::<T>(),
-            smem: k::smem_bytes::<T>(self.block),
+            tile: policy::tile_len::<T>(self.block, drops),
+            smem: k::smem_bytes::<T>(self.block, drops),
             ways,
             n: n as u64,
             args,

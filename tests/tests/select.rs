@@ -317,7 +317,10 @@ fn run_case<T: Item>(ctx: &Context, sel: &Select, op: Op, c: &Case) -> Result<()
 
 fn property<T: Item>(ctx: &Context, op: Op, cases: u32) {
     let sel = ctx.select();
-    let tile = sel.tile_len::<T>() as usize;
+    let tile = match op {
+        Op::Partition | Op::ThreeWay => sel.partition_tile_len::<T>(),
+        _ => sel.tile_len::<T>(),
+    } as usize;
     check(cases, case_strategy(ctx, tile), |c| run_case::<T>(ctx, &sel, op, &c));
 }
 
@@ -387,8 +390,9 @@ fn fixed(n: usize, seed: u64, range: i64, code: usize, at: i64, run: u64) -> Cas
 backend_test!(all_and_none_selected_and_runs_of_one_and_of_n_at_tile_edges, |ctx| {
     let sel = ctx.select();
     fn each<T: Item>(ctx: &Context, sel: &Select) {
-        let tile = sel.tile_len::<T>() as usize;
-        for n in [1, 31, 32, 33, 255, 256, 257, tile - 1, tile, tile + 1, 3 * tile + 1] {
+        // The edges of both tile sizes: the selections' and the partitions'.
+        let (tile, part) = (sel.tile_len::<T>() as usize, sel.partition_tile_len::<T>() as usize);
+        for n in [1, 31, 32, 33, 255, 256, 257, part - 1, part, part + 1, tile - 1, tile, tile + 1, 3 * tile + 1] {
             for (code, at) in [(0, 1 << 21), (0, 0), (5, -1), (4, -1)] {
                 // code 0 = Less: everything below 2^21 (all), nothing below 0;
                 // NotEqual(-1/2) all, Equal(-1/2) none.
@@ -497,7 +501,7 @@ fn many_tiles_are_right_under_any_residency_and_schedule() {
         for op in [Op::If, Op::Partition, Op::ThreeWay, Op::Unique, Op::Flagged] {
             run_case::<i32>(&ctx, &sel, op, &c).unwrap_or_else(|e| panic!("{op:?} resident {resident}: {e}"));
         }
-        let c = Case { n: 60 * sel.tile_len::<f64>() as usize + 3, ..c };
+        let c = Case { n: 60 * sel.partition_tile_len::<f64>() as usize + 3, ..c };
         run_case::<f64>(&ctx, &sel, Op::ThreeWay, &c).unwrap_or_else(|e| panic!("f64 resident {resident}: {e}"));
         by_key_case::<u64, f64>(&ctx, &sel, &c).unwrap_or_else(|e| panic!("by key resident {resident}: {e}"));
     }

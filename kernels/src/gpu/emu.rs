@@ -119,6 +119,20 @@ pub fn shuffle(mask: u32, mode: ShflMode, arg: u32, words: &mut [u32]) {
     let site = Location::caller();
     with_hooks(|h| h.shuffle(mask, mode, arg, words, site))
 }
+/// A vote of the lanes of `mask` (all 32: the only use): each lane's bit,
+/// gathered by five butterfly shuffles, so the emulator's shuffle checks
+/// (every named lane takes part) apply to it too.
+#[track_caller]
+pub fn ballot(mask: u32, pred: bool) -> u32 {
+    debug_assert_eq!(mask, super::FULL_MASK, "the emulator votes over whole warps only");
+    let mut votes = (pred as u32) << super::lane();
+    for d in [16, 8, 4, 2, 1] {
+        let mut w = [votes];
+        shuffle(mask, ShflMode::Xor, d, &mut w);
+        votes |= w[0];
+    }
+    votes
+}
 pub fn shared_base() -> *mut u8 {
     with_hooks(|h| h.shared_base())
 }

@@ -90,6 +90,23 @@ pub fn shuffle(mask: u32, mode: ShflMode, arg: u32, words: &mut [u32]) {
     }
 }
 
+#[inline(always)]
+pub fn ballot(mask: u32, pred: bool) -> u32 {
+    let votes: u32;
+    // SAFETY: vote.sync over the named lanes (the caller's contract: all of
+    // them make this call).
+    unsafe {
+        asm!(
+            "{{ .reg .pred p; setp.ne.u32 p, {1}, 0; vote.sync.ballot.b32 {0}, p, {2}; }}",
+            out(reg32) votes,
+            in(reg32) pred as u32,
+            in(reg32) mask,
+            options(nomem, nostack)
+        )
+    };
+    votes
+}
+
 #[repr(C, align(16))]
 struct Align16([u8; 16]);
 

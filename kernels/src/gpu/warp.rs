@@ -121,6 +121,14 @@ pub fn shfl_idx<T: Shuffle>(v: T, src: u32) -> T {
     shfl_sync(FULL_MASK, ShflMode::Idx, v, src)
 }
 
+/// `__ballot_sync(FULL_MASK, pred)`: bit `l` set where lane `l`'s `pred`
+/// holds; every lane of the warp must make the call.
+#[inline(always)]
+#[track_caller]
+pub fn ballot(pred: bool) -> u32 {
+    imp::ballot(FULL_MASK, pred)
+}
+
 /// Warp barrier (`__syncwarp(mask)`, PTX `bar.warp.sync`): orders memory
 /// accesses of the named lanes before it against those after it.
 #[inline(always)]

@@ -15,10 +15,29 @@
 //!   order in the same output ([`Partition`], as CUB's `DevicePartition`),
 //!   or three outputs each in order ([`ThreeWay`]).
 //!
-//! One block per tile of `B x ITEMS` items:
+//! One block per tile of `B x ITEMS` items, staged in shared memory by
+//! striped 16-byte loads, then one of two arrangements.
+//!
+//! **Layouts that drop items** ([`Select`]: select, select flagged,
+//! unique) hold no index list, so a tile is its staged items (32 four-byte
+//! items a thread, 33 KiB at 256 threads) and more of the input is resident
+//! per multiprocessor:
 //!
 //! ```text
-//! global  |x0 x1 ... |            striped 16-byte loads -> shared (the tile)
+//! warp w, lane l: items w*32*ITEMS + l + 32 j (warp-striped) -> class mask
+//! block:  exclusive scan of the counts; publish AGGREGATE -> look-back
+//! warp:   column j: vote on the kept items -> lane l's goes after the kept
+//!         items of the lanes below it; a column's kept items are one
+//!         contiguous run of the output
+//! ```
+//! With values ([`unique_by_key`]) the kept items of sparse columns queue
+//! in a small ring per warp and go out 32 at a time (see `write_kept`).
+//! At 2^28 `i32` on the H200 `select_if` reads 1 GiB in 359 us with
+//! nothing selected (1.27x CUB; it was 449 us with the index list).
+//!
+//! **Layouts that keep every item** ([`Partition`], [`ThreeWay`]):
+//!
+//! ```text
 //! thread t: items t*ITEMS .. +ITEMS  -> class masks (1 bit per item), counts
 //! block:  exclusive scan of the counts (both classes in one u32: c1 | c2 << 16)
 //!         tile total -> publish AGGREGATE -> look-back -> counts before the tile
@@ -32,10 +51,10 @@
 //! more than 2^32 items work), or a pair of counts for three-way. The
 //! last tile writes the total count(s) to `count`.
 //!
-//! By key ([`unique_by_key`]): tiles are cut by the keys; each selected
-//! slot's value is read from global memory at its index (the indices
-//! increase along a run of slots, so a warp's reads are nearly contiguous)
-//! and written beside its key.
+//! By key ([`unique_by_key`]): tiles are cut by the keys; each kept key's
+//! value is read from global memory at its index (the indices increase
+//! along a row of the ring, so a warp's reads are nearly contiguous) and
+//! written beside its key.
 //!
 //! **Order.** Selected items keep their input order; so does each class of
 //! the three-way partition. The rejected items of [`Partition`] are in
@@ -73,15 +92,24 @@ pub const NOT_EQUAL: u32 = 5;
 
 /// Which class each of a thread's items is in.
 pub trait Classify<T: Item>: Copy {
-    /// Bit `j` of the first mask: item `thread_idx * ITEMS + j` of the
-    /// staged tile (starting at input index `start`) is in the first
-    /// class; of the second mask: in the second. Bits at and above `valid`
-    /// (items past the input's end) are ignored by the caller, and the
-    /// second mask is only read where the first has no bit.
+    /// Bit `j` of the first mask: this thread's item `j`, tile element
+    /// `first + j * STRIDE` of the staged tile (which starts at input
+    /// index `start`), is in the first class; of the second mask: in the
+    /// second. `STRIDE` is 1 (blocked: `first = thread_idx * ITEMS`) or
+    /// 32 (warp-striped: `first` the lane's element of its warp's first
+    /// column). Bits at and above `valid` (items past the input's end) are
+    /// ignored by the caller, and the second mask is only read where the
+    /// first has no bit.
     ///
     /// # Safety
     /// After the tile's staging barrier; `tile` is the staged tile.
-    unsafe fn classify<const ITEMS: usize>(&self, tile: Shared<T>, start: u64, valid: u32) -> (u32, u32);
+    unsafe fn classify<const ITEMS: usize, const STRIDE: usize>(
+        &self,
+        tile: Shared<T>,
+        start: u64,
+        first: u32,
+        valid: u32,
+    ) -> (u32, u32);
 }
 
 /// Where the classes go.
@@ -224,9 +252,15 @@ impl<T: Element> Compare<T> {
 
 impl<T: Element> Classify<T> for Compare<T> {
     #[inline(always)]
-    unsafe fn classify<const ITEMS: usize>(&self, tile: Shared<T>, _start: u64, _valid: u32) -> (u32, u32) {
+    unsafe fn classify<const ITEMS: usize, const STRIDE: usize>(
+        &self,
+        tile: Shared<T>,
+        _start: u64,
+        first: u32,
+        _valid: u32,
+    ) -> (u32, u32) {
         // SAFETY: after the staging barrier (caller).
-        let items = unsafe { read_items::<T, Sum, ITEMS>(tile) };
+        let items = unsafe { items_at::<T, ITEMS, STRIDE>(tile, first) };
         (self.mask(&items), 0)
     }
 }
@@ -241,9 +275,15 @@ pub struct CompareTwo<T> {
 
 impl<T: Element> Classify<T> for CompareTwo<T> {
     #[inline(always)]
-    unsafe fn classify<const ITEMS: usize>(&self, tile: Shared<T>, _start: u64, _valid: u32) -> (u32, u32) {
+    unsafe fn classify<const ITEMS: usize, const STRIDE: usize>(
+        &self,
+        tile: Shared<T>,
+        _start: u64,
+        first: u32,
+        _valid: u32,
+    ) -> (u32, u32) {
         // SAFETY: after the staging barrier (caller).
-        let items = unsafe { read_items::<T, Sum, ITEMS>(tile) };
+        let items = unsafe { items_at::<T, ITEMS, STRIDE>(tile, first) };
         (self.first.mask(&items), self.second.mask(&items))
     }
 }
@@ -257,13 +297,25 @@ pub struct Flagged {
 
 impl<T: Item> Classify<T> for Flagged {
     #[inline(always)]
-    unsafe fn classify<const ITEMS: usize>(&self, _tile: Shared<T>, start: u64, valid: u32) -> (u32, u32) {
-        let at = start + (gpu::thread_idx() as usize * ITEMS) as u64;
-        let p = self.flags.wrapping_add(at as usize);
+    unsafe fn classify<const ITEMS: usize, const STRIDE: usize>(
+        &self,
+        _tile: Shared<T>,
+        start: u64,
+        first: u32,
+        valid: u32,
+    ) -> (u32, u32) {
+        let p = self.flags.wrapping_add((start + first as u64) as usize);
         let mut m = 0u32;
-        // SAFETY (loads): the `valid` bytes from `at` lie inside `flags`,
-        // which holds one byte per input item.
-        if valid as usize == ITEMS && ITEMS.is_multiple_of(16) && (p as usize).is_multiple_of(16) {
+        // SAFETY (loads): the flags of a thread's `valid` items lie inside
+        // `flags`, which holds one byte per input item.
+        if STRIDE != 1 {
+            // Warp-striped: a warp reads 32 consecutive bytes per item.
+            for j in 0..ITEMS {
+                if (j as u32) < valid {
+                    m |= ((unsafe { global::load(p.add(j * STRIDE)) } != 0) as u32) << j;
+                }
+            }
+        } else if valid as usize == ITEMS && ITEMS.is_multiple_of(16) && (p as usize).is_multiple_of(16) {
             // A thread's flags are consecutive: 16 of them per 16-byte load
             // (a warp reads 512 contiguous bytes per instruction).
             for c in 0..ITEMS / 16 {
@@ -308,18 +360,61 @@ pub struct Differs<T> {
 
 impl<T: Element> Classify<T> for Differs<T> {
     #[inline(always)]
-    unsafe fn classify<const ITEMS: usize>(&self, tile: Shared<T>, start: u64, _valid: u32) -> (u32, u32) {
+    unsafe fn classify<const ITEMS: usize, const STRIDE: usize>(
+        &self,
+        tile: Shared<T>,
+        start: u64,
+        first: u32,
+        _valid: u32,
+    ) -> (u32, u32) {
+        // SAFETY (all loads): after the staging barrier (caller); the
+        // shared indices are inside the tile, the global one inside the
+        // input (start > 0).
+        let from_before =
+            || if start > 0 { Some(unsafe { global::load(self.input.add(start as usize - 1)) }) } else { None };
+        if STRIDE != 1 {
+            // Item j's predecessor is tile element first + 32 j - 1: the
+            // lane before in the same column, or for lane 0 lane 31's item
+            // of the column before, or the item before the warp's first
+            // (the warp before, or before the tile). For 4-byte items lane
+            // 0 takes lane 31's by a shuffle (read from shared memory, it
+            // sits past a pad slot, in lane 31's bank; measured within
+            // noise of the load); for 8-byte keys the shuffle measured
+            // slower (`unique_by_key` runs of 1000 at 2^28: 854 -> 934 us).
+            // Item by item, not through an array of the thread's items:
+            // that array went to local memory.
+            let lane = gpu::lane();
+            let mut m = 0u32;
+            let mut last = T::ZERO;
+            for j in 0..ITEMS {
+                let x = unsafe { tile.load(striped_slot::<T, ITEMS>(first, j)) };
+                let before = if lane > 0 || size_of::<T>() > 4 && first > 0 {
+                    Some(unsafe { tile.load(striped_slot::<T, ITEMS>(first - 1, j)) })
+                } else if size_of::<T>() > 4 {
+                    // first == 0: the tile's first lane.
+                    if j > 0 { Some(unsafe { tile.load(striped_slot::<T, ITEMS>(31, j - 1)) }) } else { from_before() }
+                } else if j > 0 {
+                    Some(last)
+                } else if first > 0 {
+                    Some(unsafe { tile.load(slot::<T, ITEMS>(first as usize - 1)) })
+                } else {
+                    from_before()
+                };
+                if size_of::<T>() <= 4 {
+                    last = gpu::warp::shfl_idx(x, 31);
+                }
+                let starts = match before {
+                    Some(b) => x != b,
+                    None => true,
+                };
+                m |= (starts as u32) << j;
+            }
+            return (m, 0);
+        }
         let tid = gpu::thread_idx() as usize;
-        // SAFETY: after the staging barrier (caller); the shared index is
-        // inside the tile, the global one inside the input (start > 0).
         let items = unsafe { read_items::<T, Sum, ITEMS>(tile) };
-        let before = if tid > 0 {
-            Some(unsafe { tile.load(slot::<T, ITEMS>(tid * ITEMS - 1)) })
-        } else if start > 0 {
-            Some(unsafe { global::load(self.input.add(start as usize - 1)) })
-        } else {
-            None
-        };
+        let before =
+            if tid > 0 { Some(unsafe { tile.load(slot::<T, ITEMS>(tid * ITEMS - 1)) }) } else { from_before() };
         let mut m = match before {
             Some(b) => (items[0] != b) as u32,
             None => 1,
@@ -338,27 +433,72 @@ fn slot<T, const ITEMS: usize>(i: usize) -> usize {
     i + i / pad_every::<T>(ITEMS)
 }
 
+/// The shared slot of tile element `first + 32 j`: item `j` of a lane
+/// whose first item is tile element `first`, in a warp-striped
+/// arrangement. Where the padding's period divides 32 (every 4- and
+/// 8-byte policy), `(first + 32 j) / every` is `first / every + 32 j /
+/// every`, so a lane's slots are one base plus constants.
+#[inline(always)]
+fn striped_slot<T, const ITEMS: usize>(first: u32, j: usize) -> usize {
+    let every = pad_every::<T>(ITEMS);
+    if 32 % every == 0 {
+        (first + first / every as u32) as usize + j * (32 + 32 / every)
+    } else {
+        slot::<T, ITEMS>(first as usize + 32 * j)
+    }
+}
+
+/// A thread's `ITEMS` items of the staged tile: tile elements `first + j *
+/// STRIDE`, blocked (`STRIDE` 1, `first` the thread's `tid * ITEMS`) or
+/// warp-striped (`STRIDE` 32).
+///
+/// # Safety
+/// After the staging barrier; the elements lie inside the tile.
+#[inline(always)]
+unsafe fn items_at<T: Element, const ITEMS: usize, const STRIDE: usize>(tile: Shared<T>, first: u32) -> [T; ITEMS] {
+    const { assert!(STRIDE == 1 || STRIDE == 32, "blocked or warp-striped") };
+    if STRIDE == 1 {
+        // SAFETY: the caller's contract.
+        unsafe { read_items::<T, Sum, ITEMS>(tile) }
+    } else {
+        // SAFETY: the caller's contract.
+        core::array::from_fn(|j| unsafe { tile.load(striped_slot::<T, ITEMS>(first, j)) })
+    }
+}
+
 const fn round16(b: usize) -> usize {
     b.div_ceil(16) * 16
 }
 
+/// Slots of a warp's ring of kept items' indices where items are dropped:
+/// two output rows of 32.
+const RING: usize = 64;
+
 /// Byte offsets in shared memory of (the index array, the block scan's
 /// warp slots, the look-back's storage, the end) for tiles of
-/// `b x items` elements of `T` and aggregates of `A`.
-const fn smem_layout<T, A>(b: u32, items: usize) -> [usize; 4] {
+/// `b x items` elements of `T` and aggregates of `A`. The index array has
+/// a slot per item where the layout keeps every item, and a ring of
+/// [`RING`] per warp where it drops items (`drops`).
+const fn smem_layout<T, A>(b: u32, items: usize, drops: bool) -> [usize; 4] {
     let idx = round16(tile_slots::<T>(b, items) * size_of::<T>());
-    let warps = idx + round16(b as usize * items * size_of::<u16>());
+    let indices = if drops { b as usize / 32 * RING } else { b as usize * items };
+    let warps = idx + round16(indices * size_of::<u16>());
     let look = warps + round16(WARP_SLOTS * 4);
     [idx, warps, look, look + round16(look_back_smem_bytes::<A>())]
 }
 
 /// Dynamic shared memory (bytes) of a select kernel at block size `b` with
-/// tiles cut by `T` (the keys of `unique_by_key`): the staged tile, one
-/// 2-byte index per item, the block scan's warp slots, and the look-back's
-/// storage (sized for the three-way pair of counts, the largest
-/// aggregate).
-pub const fn smem_bytes<T>(b: u32) -> usize {
-    smem_layout::<T, (u64, u64)>(b, policy::items::<T>())[3]
+/// tiles cut by `T` (the keys of `unique_by_key`): the staged tile, the
+/// block scan's warp slots and the look-back's storage, and where the
+/// layout keeps every item (`drops` false: the partitions) one 2-byte
+/// index per item. Sized for the largest aggregate (the three-way pair of
+/// counts) where items are kept, a count where they are dropped.
+pub const fn smem_bytes<T>(b: u32, drops: bool) -> usize {
+    if drops {
+        smem_layout::<T, u64>(b, policy::drop_items::<T>(), true)[3]
+    } else {
+        smem_layout::<T, (u64, u64)>(b, policy::items::<T>(), false)[3]
+    }
 }
 
 /// Bytes of single-pass status for `tiles` tiles: the ticket and, per
@@ -376,7 +516,8 @@ pub const fn status_bytes(ways: u32, tiles: u64) -> u64 {
 struct SelectSmem<T, A> {
     tile: Shared<T>,
     /// Slot `i` of the tile's compacted order: the tile index of its item
-    /// (tiles are shorter than 2^16).
+    /// (tiles are shorter than 2^16); where items are dropped, each warp's
+    /// ring of [`RING`] such indices.
     idx: Shared<u16>,
     warps: Shared<u32>,
     look: LookBackSmem<A>,
@@ -384,8 +525,8 @@ struct SelectSmem<T, A> {
 
 impl<T: Item, A: Item> SelectSmem<T, A> {
     #[inline(always)]
-    fn carve<const B: u32, const ITEMS: usize>() -> Self {
-        let [idx, warps, look, _] = smem_layout::<T, A>(B, ITEMS);
+    fn carve<const B: u32, const ITEMS: usize>(drops: bool) -> Self {
+        let [idx, warps, look, _] = smem_layout::<T, A>(B, ITEMS, drops);
         let base = Shared::<u8>::dynamic();
         SelectSmem {
             tile: base.after::<T>(0),
@@ -438,13 +579,16 @@ pub unsafe fn select_tiles<T: Element, V: Copy, C: Classify<T>, L: Layout, const
     const {
         assert!(ITEMS <= 32, "one mask bit per item");
         assert!(B as usize * ITEMS < 1 << 16, "tile counts travel in 16 bits");
+        assert!(B.is_multiple_of(32), "whole warps");
+        assert!(!matches!(L::REST, Rest::Drop) || L::WAYS == 1, "a layout that drops items keeps one class");
     };
     // SAFETY: the caller's contract on `spare`.
     unsafe { clear_words::<B>(spare, spare_words) };
     let tid = gpu::thread_idx();
+    let drops = L::REST == Rest::Drop;
     let tile_len = B as u64 * ITEMS as u64;
     let status = TileStatus::<L::Agg>::new(temp);
-    let smem = SelectSmem::<T, L::Agg>::carve::<B, ITEMS>();
+    let smem = SelectSmem::<T, L::Agg>::carve::<B, ITEMS>(drops);
     // SAFETY (shared accesses): inside the carved regions; (global) the
     // tile overlaps 0..n, outputs are written below their length (see each
     // store); (status) tiles below the tile count, each (tile, flag)
@@ -457,29 +601,40 @@ pub unsafe fn select_tiles<T: Element, V: Copy, C: Classify<T>, L: Layout, const
     unsafe { stage_tile_unsynced::<T, Sum, B, ITEMS>(input, n, start, smem.tile) };
     gpu::sync_threads();
 
-    let first = tid * ITEMS as u32;
-    let valid = if first >= m { 0 } else { Ord::min(m - first, ITEMS as u32) };
+    // A thread's items: warp-striped where items are dropped (lane `l` of
+    // warp `w` has tile elements `w * 32 * ITEMS + l + 32 j`, so a warp's
+    // kept items of one column go out as one contiguous run), blocked
+    // where every item is kept (thread `t` has `t * ITEMS + j`).
+    let first = if drops { gpu::warp_idx() * 32 * ITEMS as u32 + gpu::lane() } else { tid * ITEMS as u32 };
+    let valid = if first >= m {
+        0
+    } else if drops {
+        Ord::min((m - first).div_ceil(32), ITEMS as u32)
+    } else {
+        Ord::min(m - first, ITEMS as u32)
+    };
     let keep = first_items(valid);
-    let (c1, c2) = unsafe { classify.classify::<ITEMS>(smem.tile, start, valid) };
+    let (c1, c2) = if drops {
+        unsafe { classify.classify::<ITEMS, 32>(smem.tile, start, first, valid) }
+    } else {
+        unsafe { classify.classify::<ITEMS, 1>(smem.tile, start, first, valid) }
+    };
     let c1 = c1 & keep;
     let c2 = if L::WAYS == 2 { c2 & keep & !c1 } else { 0 };
     let (before_me, total) = exclusive_scan::<u32, Sum, B>(c1.count_ones() | c2.count_ones() << 16, smem.warps);
     let aggregate = L::agg(total);
     unsafe { publish_aggregate(&status, tile, aggregate) };
     let prefix = unsafe { exclusive_prefix::<L::Agg, L::AggOp, B>(&status, tile, aggregate, &smem.look) };
-
-    // Each item's slot in the tile's compacted order. Selection places
-    // only its chosen items, by a loop over their mask bits, so the work
-    // follows the items kept (none at 0% selected); the layouts that keep
-    // every item place them all in one branch-free pass.
     let (s1, s2) = (total & 0xFFFF, total >> 16);
-    let (p1, p2) = (before_me & 0xFFFF, before_me >> 16);
-    if L::REST == Rest::Drop {
-        unsafe { place_bits(smem.idx, c1, p1, first) };
-        if L::WAYS == 2 {
-            unsafe { place_bits(smem.idx, c2, s1 + p2, first) };
-        }
+    let (b1, b2) = L::split(prefix);
+
+    if drops {
+        unsafe { write_kept::<T, V, ITEMS>(smem.tile, smem.idx, out, start, first, c1, b1, before_me & 0xFFFF) };
     } else {
+        // Each item's slot in the tile's compacted order, all placed in one
+        // branch-free pass: [ first class | second class | rest (or rest
+        // reversed) ].
+        let (p1, p2) = (before_me & 0xFFFF, before_me >> 16);
         // Items of neither class before this thread's first (all valid).
         let p3 = Ord::min(first, m) - p1 - p2;
         let (mut q1, mut q2, mut q3) = (p1, s1 + p2, p3);
@@ -502,34 +657,31 @@ pub unsafe fn select_tiles<T: Element, V: Copy, C: Classify<T>, L: Layout, const
             q2 += in2;
             q3 += 1 - in1 - in2;
         }
-    }
-    gpu::sync_threads();
+        gpu::sync_threads();
 
-    // Slot i to its output: contiguous runs, striped over the block, for
-    // as many rounds as the tile has slots to write.
-    let (b1, b2) = L::split(prefix);
-    let b3 = start - b1 - b2;
-    let limit = if L::REST == Rest::Drop { s1 + s2 } else { m };
-    let mut i = tid;
-    while i < limit {
-        let src = unsafe { smem.idx.load(i as usize) } as u32;
-        let v = unsafe { smem.tile.load(slot::<T, ITEMS>(src as usize)) };
-        let (p, at) = if i < s1 {
-            (out.first, b1 + i as u64)
-        } else if i < s1 + s2 {
-            (out.second, b2 + (i - s1) as u64)
-        } else if L::REST == Rest::Reversed {
-            // Rejected rank b3 + (m - 1 - i) goes to n - 1 - rank.
-            (out.first, n - b3 - m as u64 + i as u64)
-        } else {
-            (out.rest, b3 + (i - s1 - s2) as u64)
-        };
-        unsafe { global::store(p.add(at as usize), v) };
-        if size_of::<V>() != 0 {
-            let value = unsafe { global::load(out.values.add((start + src as u64) as usize)) };
-            unsafe { global::store(out.values_out.add(at as usize), value) };
+        // Slot i to its output: contiguous runs, striped over the block.
+        let b3 = start - b1 - b2;
+        let mut i = tid;
+        while i < m {
+            let src = unsafe { smem.idx.load(i as usize) } as u32;
+            let v = unsafe { smem.tile.load(slot::<T, ITEMS>(src as usize)) };
+            let (p, at) = if i < s1 {
+                (out.first, b1 + i as u64)
+            } else if i < s1 + s2 {
+                (out.second, b2 + (i - s1) as u64)
+            } else if L::REST == Rest::Reversed {
+                // Rejected rank b3 + (m - 1 - i) goes to n - 1 - rank.
+                (out.first, n - b3 - m as u64 + i as u64)
+            } else {
+                (out.rest, b3 + (i - s1 - s2) as u64)
+            };
+            unsafe { global::store(p.add(at as usize), v) };
+            if size_of::<V>() != 0 {
+                let value = unsafe { global::load(out.values.add((start + src as u64) as usize)) };
+                unsafe { global::store(out.values_out.add(at as usize), value) };
+            }
+            i += B;
         }
-        i += B;
     }
     if tid == 0 && tile == gpu::grid_dim() - 1 {
         unsafe { global::store(count, b1 + s1 as u64) };
@@ -539,19 +691,108 @@ pub unsafe fn select_tiles<T: Element, V: Copy, C: Classify<T>, L: Layout, const
     }
 }
 
-/// Writes the tile positions `first + j` of the set bits `j` of `bits`,
-/// lowest first, to the slots from `at` on.
+/// Writes a warp's kept items (warp-striped: lane `l` has tile elements
+/// `first + 32 j`, kept where bit `j` of `kept` is set) to the output
+/// from `b1` (the tile's) + `before` (this thread's count before it in the
+/// tile, so lane 0's is its warp's).
+///
+/// A column's kept items are contiguous in the output: lane `l`'s after
+/// those of the lanes below it (a vote). Without values, each column goes
+/// straight out. With values (`unique_by_key`), a whole column with
+/// nothing waiting goes straight out, and otherwise the kept items' tile
+/// indices queue in the warp's ring and every 32 of them go out as one
+/// row, keys and values: at runs of 8, columns written one by one made
+/// most key and value stores a few elements wide (H200, 2^28 `u64` keys:
+/// 1340 us, against 1053 us through the ring). Without values the ring
+/// was slower everywhere (`select_if` 50%: 487 -> 586 us, `unique` runs of
+/// 8: 466 -> 518 us): `docs/tuning/select.md`.
 ///
 /// # Safety
-/// `idx` holds slots `at..at + bits.count_ones()`.
+/// After the tile's staging barrier and the block scan's (which ends
+/// every read of another warp's items); `ring` is this block's rings
+/// ([`RING`] slots per warp); the output (and for `V` not `()` the values
+/// and their output) hold the kept items' positions.
 #[inline(always)]
-unsafe fn place_bits(idx: Shared<u16>, mut bits: u32, mut at: u32, first: u32) {
-    while bits != 0 {
-        let j = bits.trailing_zeros();
-        bits &= bits - 1;
-        // SAFETY: the caller's contract; `at` stays below its end.
-        unsafe { idx.store(at as usize, (first + j) as u16) };
-        at += 1;
+#[allow(clippy::too_many_arguments)]
+unsafe fn write_kept<T: Element, V: Copy, const ITEMS: usize>(
+    tile: Shared<T>,
+    ring: Shared<u16>,
+    out: Outputs<T, V>,
+    start: u64,
+    first: u32,
+    kept: u32,
+    b1: u64,
+    before: u32,
+) {
+    let lane = gpu::lane();
+    let warp_first = gpu::warp::shfl_idx(before, 0);
+    let warp_end = gpu::warp::shfl_idx(before + kept.count_ones(), 31);
+    if warp_end == warp_first {
+        return;
+    }
+    let ring = ring.after::<u16>(gpu::warp_idx() as usize * RING);
+    let below = first_items(lane);
+    // Output index of the ring's first waiting item (or of the next
+    // column's first kept item), the ring's first slot and its length:
+    // all the same over the warp.
+    let mut at = b1 + warp_first as u64;
+    let (mut head, mut waiting) = (0u32, 0u32);
+    // SAFETY (all accesses): tile elements inside the tile, ring slots
+    // below RING, outputs below the kept count (the caller's contract).
+    let put = |at: u64, src: u32| unsafe {
+        global::store(out.first.add(at as usize), tile.load(slot::<T, ITEMS>(src as usize)));
+        if size_of::<V>() != 0 {
+            let value = global::load(out.values.add((start + src as u64) as usize));
+            global::store(out.values_out.add(at as usize), value);
+        }
+    };
+    if size_of::<V>() == 0 {
+        // (The count so far in 32 bits, added to the 64-bit base per
+        // store: a 64-bit running index measured 5-6% slower, `select_if`
+        // 50% at 2^28 519 against 491 us.)
+        let mut done = 0u32;
+        for j in 0..ITEMS {
+            let mine = (kept >> j) & 1 != 0;
+            let votes = gpu::warp::ballot(mine);
+            if mine {
+                let v = unsafe { tile.load(striped_slot::<T, ITEMS>(first, j)) };
+                let to = at + (done + (votes & below).count_ones()) as u64;
+                unsafe { global::store(out.first.add(to as usize), v) };
+            }
+            done += votes.count_ones();
+        }
+        return;
+    }
+    for j in 0..ITEMS {
+        let mine = (kept >> j) & 1 != 0;
+        let votes = gpu::warp::ballot(mine);
+        let src = first + (32 * j) as u32;
+        if votes == u32::MAX && waiting == 0 {
+            put(at + lane as u64, src);
+            at += 32;
+            continue;
+        }
+        if mine {
+            let k = (head + waiting + (votes & below).count_ones()) as usize % RING;
+            unsafe { ring.store(k, src as u16) };
+        }
+        waiting += votes.count_ones();
+        if waiting >= 32 {
+            // A full row: after every lane's ring stores, and before the
+            // next column's stores reuse the slots it reads.
+            gpu::warp::sync(gpu::FULL_MASK);
+            let src = unsafe { ring.load((head + lane) as usize % RING) } as u32;
+            put(at + lane as u64, src);
+            gpu::warp::sync(gpu::FULL_MASK);
+            head = (head + 32) % RING as u32;
+            waiting -= 32;
+            at += 32;
+        }
+    }
+    gpu::warp::sync(gpu::FULL_MASK);
+    if lane < waiting {
+        let src = unsafe { ring.load((head + lane) as usize % RING) } as u32;
+        put(at + lane as u64, src);
     }
 }
 
@@ -720,7 +961,7 @@ fn no_outputs<T>() -> Outputs<T, ()> {
 entries! {
     select_if(input: *const T, n: u64, out: *mut T, count: *mut u64, code: u32, threshold: u64,
               temp: *mut u64, spare: *mut u64, spare_words: u64)
-        => select_if::<T, {B}, { policy::items::<T>() }>;
+        => select_if::<T, {B}, { policy::drop_items::<T>() }>;
         types [i32, u32, i64, u64, f32, f64] blocks [256];
     partition_if(input: *const T, n: u64, out: *mut T, count: *mut u64, code: u32, threshold: u64,
                  temp: *mut u64, spare: *mut u64, spare_words: u64)
@@ -733,21 +974,21 @@ entries! {
         types [i32, u32, i64, u64, f32, f64] blocks [256];
     select_flagged(input: *const T, flags: *const u8, n: u64, out: *mut T, count: *mut u64,
                    temp: *mut u64, spare: *mut u64, spare_words: u64)
-        => select_flagged::<T, {B}, { policy::items::<T>() }>;
+        => select_flagged::<T, {B}, { policy::drop_items::<T>() }>;
         types [i32, u32, i64, u64, f32, f64] blocks [256];
     unique(input: *const T, n: u64, out: *mut T, count: *mut u64, temp: *mut u64, spare: *mut u64, spare_words: u64)
-        => unique::<T, {B}, { policy::items::<T>() }>;
+        => unique::<T, {B}, { policy::drop_items::<T>() }>;
         types [i32, u32, i64, u64, f32, f64] blocks [256];
     unique_by_key(keys: *const K, values: *const T, n: u64, keys_out: *mut K, values_out: *mut T, count: *mut u64,
                   temp: *mut u64, spare: *mut u64, spare_words: u64)
-        => unique_by_key::<K, T, {B}, { policy::items::<K>() }>;
+        => unique_by_key::<K, T, {B}, { policy::drop_items::<K>() }>;
         keys [u32, u64, i64] types [i32, u32, i64, u64, f32, f64] blocks [256];
     // Small tiles (512 four-byte items, 256 eight-byte ones at 32 threads),
     // so that the tests can run hundreds of tiles on the emulator and make
     // the look-back cross many windows.
     select_if(input: *const T, n: u64, out: *mut T, count: *mut u64, code: u32, threshold: u64,
               temp: *mut u64, spare: *mut u64, spare_words: u64)
-        => select_if::<T, {B}, { policy::items::<T>() }>;
+        => select_if::<T, {B}, { policy::drop_items::<T>() }>;
         types [i32, f64] blocks [32];
     partition_if(input: *const T, n: u64, out: *mut T, count: *mut u64, code: u32, threshold: u64,
                  temp: *mut u64, spare: *mut u64, spare_words: u64)
@@ -760,13 +1001,13 @@ entries! {
         types [i32, f64] blocks [32];
     select_flagged(input: *const T, flags: *const u8, n: u64, out: *mut T, count: *mut u64,
                    temp: *mut u64, spare: *mut u64, spare_words: u64)
-        => select_flagged::<T, {B}, { policy::items::<T>() }>;
+        => select_flagged::<T, {B}, { policy::drop_items::<T>() }>;
         types [i32, f64] blocks [32];
     unique(input: *const T, n: u64, out: *mut T, count: *mut u64, temp: *mut u64, spare: *mut u64, spare_words: u64)
-        => unique::<T, {B}, { policy::items::<T>() }>;
+        => unique::<T, {B}, { policy::drop_items::<T>() }>;
         types [i32, f64] blocks [32];
     unique_by_key(keys: *const K, values: *const T, n: u64, keys_out: *mut K, values_out: *mut T, count: *mut u64,
                   temp: *mut u64, spare: *mut u64, spare_words: u64)
-        => unique_by_key::<K, T, {B}, { policy::items::<K>() }>;
+        => unique_by_key::<K, T, {B}, { policy::drop_items::<K>() }>;
         keys [u32, u64] types [i32, f64] blocks [32];
 }

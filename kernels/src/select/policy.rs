@@ -1,6 +1,7 @@
 //! The stream-compaction kernels' tuning policy, as data: block size and
 //! items per thread. The kernels and the instantiation list read
-//! [`items`]; the host planner (`gpuprim::select`) reads [`DEFAULT_BLOCK`]
+//! [`items`] (the partitions) and [`drop_items`] (the layouts that drop
+//! items); the host planner (`gpuprim::select`) reads [`DEFAULT_BLOCK`]
 //! and [`tile_len`]. What was measured and what is worth trying:
 //! `docs/tuning/select.md`.
 
@@ -10,8 +11,8 @@ use core::mem::size_of;
 /// block size of the scans' tile kernels (`scan::policy::DEFAULT_BLOCK`).
 pub const DEFAULT_BLOCK: u32 = 256;
 
-/// Items per thread for tiles cut by elements of `T`: 96 bytes of input
-/// per thread (24 four-byte items, 12 eight-byte ones). A tile then takes
+/// Items per thread of the partitions (two- and three-way: every item
+/// kept), for tiles cut by elements of `T`: 96 bytes of input per thread (24 four-byte items, 12 eight-byte ones). A tile then takes
 /// 38 KiB of shared memory at 256 threads (the staged tile, one 2-byte
 /// index per item, the look-back's slots): under the 48 KiB a launch gets
 /// without opting in, 5 blocks per multiprocessor. The first H200
@@ -25,7 +26,23 @@ pub const fn items<T>() -> usize {
     if s <= 4 { 24 } else { 12 }
 }
 
-/// Elements of one tile at block size `b` for tiles cut by `T`.
-pub const fn tile_len<T>(b: u32) -> u64 {
-    b as u64 * items::<T>() as u64
+/// Items per thread where items are dropped (select, select flagged,
+/// unique, unique by key): 128 bytes of input per thread (32 four-byte
+/// items, 16 eight-byte ones). Those layouts write their kept items out of
+/// the staged tile directly, a warp's column at a time, so a tile needs no
+/// index list: about 35 KiB of shared memory at 256 threads (the staged
+/// tile and its padding, a 128-byte ring per warp, the look-back's
+/// slots). At 48 registers (ptxas, sm_90) that is 5 blocks and 160 KiB of
+/// input resident per multiprocessor, against 120 KiB with the index list
+/// at 24 items; the single-pass kernels' time at 2^28 follows those bytes
+/// (`docs/tuning/select.md`: `select_if` 0% 449 -> 359 us on the H200).
+pub const fn drop_items<T>() -> usize {
+    let s = size_of::<T>();
+    if s <= 4 { 32 } else { 16 }
+}
+
+/// Elements of one tile at block size `b` for tiles cut by `T`: of the
+/// partitions (`drops` false) or of the layouts that drop items.
+pub const fn tile_len<T>(b: u32, drops: bool) -> u64 {
+    b as u64 * if drops { drop_items::<T>() } else { items::<T>() } as u64
 }
