@@ -140,9 +140,7 @@ impl Bounds {
         let below = lane < hi - lo && unsafe { self.at(lo + lane) } < v;
         lo + warp::reduce_all::<u32, Sum>(below as u32) as u64
     }
-}
 
-impl Bounds {
     /// The first round of [`Self::edge`]'s search for tile edge `q` (of
     /// `tiles` tiles of `tile_len`), or `None` where the edge needs none.
     ///
