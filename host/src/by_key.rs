@@ -536,13 +536,8 @@ impl<'c> ByKey<'c> {
         let cap = out1.view.len().min(out2.view.len()) as u64;
         // Run lengths are sums of ones: the kernels carry the `sum` name.
         let what = Instance::of(C::NAME).op("sum").key(T::NAME);
-        let (smem, items) = if family == "run_length_encode" {
-            let items = policy::rle_items::<T, C>();
-            (smem_bytes::<T, T, (), ()>(self.block, items), items)
-        } else {
-            let items = policy::ntr_items::<T, C>();
-            (smem_bytes::<T, T, (), ()>(self.block, items), items)
-        };
+        let items = if family == "run_length_encode" { policy::rle_items::<T>() } else { policy::ntr_items::<T>() };
+        let smem = smem_bytes::<T, T, (), ()>(self.block, items);
         let launch = self.kernel(family, what, smem, items)?;
         let (x, a, b, c) = (input.view.arg(), out1.view.arg(), out2.view.arg(), count.view.arg());
         self.run(&launch, n as u64, Some(count.view.addr()), temp, |r| {

@@ -648,16 +648,16 @@ entries! {
     // Run lengths are sums of ones: the operator axis names that, the key
     // axis the input type, the type axis the count type.
     run_length_encode(input: *const K, unique: *mut K, counts: *mut T, count: *mut u64, n: u64, cap: u64, temp: *mut u64, spare: *mut u64, spare_words: u64)
-        => run_length_encode::<K, T, {B}, { policy::rle_items::<K, T>() }>;
+        => run_length_encode::<K, T, {B}, { policy::rle_items::<K>() }>;
         ops [sum = Sum] keys [i32, u32, i64, u64, f32, f64] types [u32, u64] blocks [256];
     run_length_encode(input: *const K, unique: *mut K, counts: *mut T, count: *mut u64, n: u64, cap: u64, temp: *mut u64, spare: *mut u64, spare_words: u64)
-        => run_length_encode::<K, T, {B}, { policy::rle_items::<K, T>() }>;
+        => run_length_encode::<K, T, {B}, { policy::rle_items::<K>() }>;
         ops [sum = Sum] keys [u32] types [u32] blocks [32];
     non_trivial_runs(input: *const K, offsets: *mut T, lengths: *mut T, count: *mut u64, n: u64, cap: u64, temp: *mut u64, spare: *mut u64, spare_words: u64)
-        => non_trivial_runs::<K, T, {B}, { policy::ntr_items::<K, T>() }>;
+        => non_trivial_runs::<K, T, {B}, { policy::ntr_items::<K>() }>;
         ops [sum = Sum] keys [i32, u32, i64, u64, f32, f64] types [u32, u64] blocks [256];
     non_trivial_runs(input: *const K, offsets: *mut T, lengths: *mut T, count: *mut u64, n: u64, cap: u64, temp: *mut u64, spare: *mut u64, spare_words: u64)
-        => non_trivial_runs::<K, T, {B}, { policy::ntr_items::<K, T>() }>;
+        => non_trivial_runs::<K, T, {B}, { policy::ntr_items::<K>() }>;
         ops [sum = Sum] keys [u32] types [u32] blocks [32];
     segmented_scan(input: *const T, offsets: *const u64, segments: u64, output: *mut T, n: u64, init: u64, exclusive: u32, temp: *mut u64, spare: *mut u64, spare_words: u64)
         => segmented_scan::<T, Op, {B}, { policy::segmented_items::<T>() }>;

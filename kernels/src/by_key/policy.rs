@@ -43,22 +43,22 @@ pub const fn items<K, V>() -> usize {
     items_for(size_of::<K>(), size_of::<V>())
 }
 
-/// Items per thread of `run_length_encode` (keys `K`, counts `C`): 96
-/// bytes of keys (24 four-byte, 12 eight-byte), as select's tiles. Its
-/// shared memory holds the staged keys and one `u16` run end per item
-/// (a run's length is the distance between two ends), so a tile of 24
-/// four-byte keys takes about 39 KiB: 5 blocks of 256 per multiprocessor,
-/// 120 KiB of keys resident against 80 at 16 items with a region for the
-/// counts. See `docs/tuning/by_key.md`.
-pub const fn rle_items<K, C>() -> usize {
+/// Items per thread of `run_length_encode` (keys `K`; the count type does
+/// not size the tile): 96 bytes of keys (24 four-byte, 12 eight-byte), as
+/// the partitions' tiles. Its shared memory holds the staged keys and one
+/// `u16` run end per item (a run's length is the distance between two
+/// ends), so a tile of 24 four-byte keys takes about 39 KiB: 5 blocks of
+/// 256 per multiprocessor, 120 KiB of keys resident against 80 at 16
+/// items with a region for the counts. See `docs/tuning/by_key.md`.
+pub const fn rle_items<K>() -> usize {
     96 / size_of::<K>()
 }
 
-/// Items per thread of `non_trivial_runs` (keys `K`, offsets and lengths
-/// `C`): as [`rle_items`], 96 bytes of keys. Its shared memory holds the
-/// staged keys and, per run of two or more (at most one per two items),
-/// its first and last tile positions.
-pub const fn ntr_items<K, C>() -> usize {
+/// Items per thread of `non_trivial_runs` (keys `K`): as [`rle_items`],
+/// 96 bytes of keys. Its shared memory holds the staged keys and, per run
+/// of two or more (at most one per two items), its first and last tile
+/// positions.
+pub const fn ntr_items<K>() -> usize {
     96 / size_of::<K>()
 }
 
