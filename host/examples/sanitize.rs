@@ -462,7 +462,7 @@ fn check_select<T: Elem>(ctx: &Context, n: usize, seed: u64) -> Res {
     let flagged = ctx.select_flagged(&input, &flags, &mut out).map_err(e)?;
     same_list("select_flagged", &out.to_vec().map_err(e)?[..flagged], &want)?;
     for keys in [run_keys(n, seed), (0..n as u64).map(|i| 3 * i).collect()] {
-        let mut starts: Vec<usize> = (0..n).filter(|&i| i == 0 || keys[i] != keys[i - 1]).collect();
+        let starts: Vec<usize> = (0..n).filter(|&i| i == 0 || keys[i] != keys[i - 1]).collect();
         let dk = ctx.upload(&keys).map_err(e)?;
         let (mut ko, mut vo) = (ctx.alloc::<u64>(n).map_err(e)?, ctx.alloc::<T>(n).map_err(e)?);
         let got = ctx.unique_by_key(&dk, &input, &mut ko, &mut vo).map_err(e)?;
@@ -473,7 +473,7 @@ fn check_select<T: Elem>(ctx: &Context, n: usize, seed: u64) -> Res {
         if starts.iter().zip(&ko).any(|(&i, &k)| keys[i] != k) {
             return Err("unique_by_key: keys differ from the CPU's".into());
         }
-        let want_v: Vec<T> = starts.drain(..).map(|i| xs[i]).collect();
+        let want_v: Vec<T> = starts.iter().map(|&i| xs[i]).collect();
         same_list("unique_by_key values", &vo.to_vec().map_err(e)?[..got], &want_v)?;
     }
     let front = ctx.partition(&input, &mut out, Predicate::Less(t)).map_err(e)?;

@@ -155,7 +155,6 @@ unsafe impl DeviceRepr for Counts {
     const NAME: &'static str = "counts";
 }
 
-/// One launch, before the status storage is chosen.
 /// What an operation keeps: one class (select, unique: its items go out
 /// of the staged tile directly, in larger tiles), or every item, in one
 /// output or three.
@@ -166,6 +165,7 @@ enum Shape {
     ThreeWay,
 }
 
+/// One launch, before the status storage is chosen.
 struct Job {
     kernel: &'static HostKernel,
     /// Elements per tile.

@@ -12,8 +12,9 @@ use core::mem::size_of;
 pub const DEFAULT_BLOCK: u32 = 256;
 
 /// Items per thread of the partitions (two- and three-way: every item
-/// kept), for tiles cut by elements of `T`: 96 bytes of input per thread (24 four-byte items, 12 eight-byte ones). A tile then takes
-/// 38 KiB of shared memory at 256 threads (the staged tile, one 2-byte
+/// kept), for tiles cut by elements of `T`: 96 bytes of input per thread
+/// (24 four-byte items, 12 eight-byte ones). A tile then takes 38 KiB of
+/// shared memory at 256 threads (the staged tile, one 2-byte
 /// index per item, the look-back's slots): under the 48 KiB a launch gets
 /// without opting in, 5 blocks per multiprocessor. The first H200
 /// measurement, at 64 bytes per thread (4-byte indices), read 2^28 `i32`
