@@ -253,11 +253,12 @@ impl<'c> ByKey<'c> {
     }
 
     /// Elements one block of `reduce_by_key` and of the scans by key
-    /// covers for keys `K` and values `V` (for `run_length_encode`, `V`
-    /// is the count type; for the segmented scans, `K` is `u32`). Items
-    /// per thread follow the bytes an item takes
+    /// covers for keys `K` and values `V` (for the segmented scans, `K` is
+    /// `u32`). Items per thread follow the bytes an item takes
     /// ([`policy::items_for`]): 16 for 4 + 4 bytes, 12 up to 12 bytes, 8
-    /// for 8 + 8.
+    /// for 8 + 8. The run kernels, which read keys alone, have tiles of
+    /// their own: [`ByKey::run_length_tile_len`],
+    /// [`ByKey::non_trivial_tile_len`].
     ///
     /// ```
     /// let ctx = gpuprim::Context::emulator();
@@ -267,6 +268,32 @@ impl<'c> ByKey<'c> {
     /// ```
     pub fn tile_len<K: Scalar, V: Scalar>(&self) -> u64 {
         policy::tile_len(self.block, policy::items::<K, V>())
+    }
+
+    /// Elements one block of `run_length_encode` covers for items `T`
+    /// (the count type does not matter): 96 bytes of items a thread.
+    ///
+    /// ```
+    /// let ctx = gpuprim::Context::emulator();
+    /// let by = ctx.by_key();
+    /// assert_eq!(by.run_length_tile_len::<i32>(), 24 * by.chosen_block_size() as u64);
+    /// assert_eq!(by.run_length_tile_len::<f64>(), 12 * by.chosen_block_size() as u64);
+    /// ```
+    pub fn run_length_tile_len<T: Scalar>(&self) -> u64 {
+        policy::tile_len(self.block, policy::rle_items::<T>())
+    }
+
+    /// Elements one block of `non_trivial_runs` covers for items `T`:
+    /// 112 bytes of items a thread.
+    ///
+    /// ```
+    /// let ctx = gpuprim::Context::emulator();
+    /// let by = ctx.by_key();
+    /// assert_eq!(by.non_trivial_tile_len::<i32>(), 28 * by.chosen_block_size() as u64);
+    /// assert_eq!(by.non_trivial_tile_len::<u64>(), 14 * by.chosen_block_size() as u64);
+    /// ```
+    pub fn non_trivial_tile_len<T: Scalar>(&self) -> u64 {
+        policy::tile_len(self.block, policy::ntr_items::<T>())
     }
 
     /// Bytes of temporary storage for inputs of up to `len` elements (any
@@ -503,7 +530,7 @@ impl<'c> ByKey<'c> {
         let cap = out1.view.len().min(out2.view.len()) as u64;
         let what = Instance::of(V::NAME).op(Op::NAME).key(K::NAME);
         let items = policy::items::<K, V>();
-        let launch = self.kernel("reduce_by_key", what, smem_bytes::<K, K, V, V>(self.block, items), items)?;
+        let launch = self.kernel("reduce_by_key", what, smem_bytes::<K, K, V, V>(self.block, items, false), items)?;
         let (k, v, u, a, c) = (keys.view.arg(), values.view.arg(), out1.view.arg(), out2.view.arg(), count.view.arg());
         self.run(&launch, n as u64, Some(count.view.addr()), temp, |r| {
             vec![k, v, u, a, c, (n as u64).into(), cap.into(), Arg::Ptr(r.temp), Arg::Ptr(r.spare), spare_words(&r)]
@@ -537,7 +564,7 @@ impl<'c> ByKey<'c> {
         // Run lengths are sums of ones: the kernels carry the `sum` name.
         let what = Instance::of(C::NAME).op("sum").key(T::NAME);
         let items = if family == "run_length_encode" { policy::rle_items::<T>() } else { policy::ntr_items::<T>() };
-        let smem = smem_bytes::<T, T, (), ()>(self.block, items);
+        let smem = smem_bytes::<T, T, (), ()>(self.block, items, family == "run_length_encode");
         let launch = self.kernel(family, what, smem, items)?;
         let (x, a, b, c) = (input.view.arg(), out1.view.arg(), out2.view.arg(), count.view.arg());
         self.run(&launch, n as u64, Some(count.view.addr()), temp, |r| {
@@ -561,7 +588,7 @@ impl<'c> ByKey<'c> {
         check_len("scan_by_key output", n, output.view.len())?;
         let what = Instance::of(V::NAME).op(Op::NAME).key(K::NAME);
         let items = policy::items::<K, V>();
-        let launch = self.kernel("scan_by_key", what, smem_bytes::<K, K, V, V>(self.block, items), items)?;
+        let launch = self.kernel("scan_by_key", what, smem_bytes::<K, K, V, V>(self.block, items, false), items)?;
         let (k, v, o) = (keys.view.arg(), values.view.arg(), output.view.arg());
         let init = to_words(init)[0];
         self.run(&launch, n as u64, None, temp, |r| {
@@ -593,7 +620,8 @@ impl<'c> ByKey<'c> {
         check_len("segmented scan output", n, output.view.len())?;
         let what = Instance::of(T::NAME).op(Op::NAME);
         let items = policy::segmented_items::<T>();
-        let launch = self.kernel("segmented_scan", what, smem_bytes::<u32, u32, T, T>(self.block, items), items)?;
+        let launch =
+            self.kernel("segmented_scan", what, smem_bytes::<u32, u32, T, T>(self.block, items, false), items)?;
         let (x, offs, m, o) = (input.view.arg(), offsets.view.arg(), offsets.view.len() as u64, output.view.arg());
         let init = to_words(init)[0];
         self.run(&launch, n as u64, None, temp, |r| {

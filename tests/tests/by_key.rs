@@ -462,6 +462,23 @@ backend_test!(every_operation_is_exact_at_tile_edges_for_runs_of_one_of_n_and_be
                 segmented_case::<i32, Sum>(ctx, &by, c, n % 2 == 0).unwrap();
             }
         }
+        // The run kernels' own tiles (keys alone: 24 and 28 four-byte
+        // items a thread, 12 and 14 eight-byte).
+        for tile in
+            [by.run_length_tile_len::<u32>(), by.non_trivial_tile_len::<u32>(), by.non_trivial_tile_len::<u64>()]
+        {
+            let tile = tile as usize;
+            for n in [tile - 1, tile, tile + 1, 2 * tile - 1, 2 * tile + 1, 5 * tile + 3] {
+                for runs in [Runs::Ones, Runs::One, Runs::Mean(2), Runs::Mean(3), Runs::Mean(tile as u64 / 2 + 1)] {
+                    let c = Case { n, seed: n as u64 * 37 + block as u64, runs };
+                    runs_case::<u32, u32>(ctx, &by, c).unwrap();
+                    if block == DEFAULT_BLOCK {
+                        // (Eight-byte keys are instantiated at 256 threads.)
+                        runs_case::<u64, u64>(ctx, &by, c).unwrap();
+                    }
+                }
+            }
+        }
     }
 });
 

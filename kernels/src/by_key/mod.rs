@@ -235,14 +235,14 @@ pub(crate) const fn positions_bytes(b: u32, items: usize) -> usize {
 
 /// Dynamic shared memory of a by-key kernel at block size `b` and `items`
 /// per thread: region A (staged `SA`, then outputs `OA`), region B
-/// (staged `SB`, then outputs `OB`), the positions of the tile's runs
-/// (`u16`, for outputs read from the staged keys at the end), the block
-/// scan's warp slots, the look-back's, one word and the tile's two edge
-/// flags.
-pub const fn smem_bytes<SA, OA, SB, OB>(b: u32, items: usize) -> usize {
+/// (staged `SB`, then outputs `OB`), where `positions` says so the
+/// positions of the tile's runs (`u16`, for outputs read from the staged
+/// keys at the end: run-length encoding), the block scan's warp slots,
+/// the look-back's, one word and the tile's two edge flags.
+pub const fn smem_bytes<SA, OA, SB, OB>(b: u32, items: usize, positions: bool) -> usize {
     region_bytes::<SA, OA>(b, items)
         + region_bytes::<SB, OB>(b, items)
-        + positions_bytes(b, items)
+        + if positions { positions_bytes(b, items) } else { 0 }
         + WARP_SLOTS * 16
         + round16(look_back_smem_bytes::<[u64; 2]>())
         + 16
@@ -257,6 +257,7 @@ pub const MAX_SMEM: usize = 48 * 1024;
 pub(crate) struct TileSmem<V: Value> {
     pub(crate) a: Shared<u8>,
     pub(crate) b: Shared<u8>,
+    /// The runs' positions; empty (not to be used) in a layout without.
     pub(crate) pos: Shared<u16>,
     pub(crate) warps: Shared<Local<V>>,
     pub(crate) look: LookBackSmem<Carry<V>>,
@@ -266,14 +267,14 @@ pub(crate) struct TileSmem<V: Value> {
 
 impl<V: Value> TileSmem<V> {
     #[inline(always)]
-    pub(crate) fn carve<SA, OA, SB, OB, const I: usize>(b: u32) -> Self {
-        const { assert!(smem_bytes::<SA, OA, SB, OB>(policy::BLOCK, I) <= MAX_SMEM, "a by-key tile over 48 KiB") };
+    pub(crate) fn carve<SA, OA, SB, OB, const I: usize, const POS: bool>(b: u32) -> Self {
+        const { assert!(smem_bytes::<SA, OA, SB, OB>(policy::BLOCK, I, POS) <= MAX_SMEM, "a by-key tile over 48 KiB") };
         let a = Shared::<u8>::dynamic();
         let bytes_a = region_bytes::<SA, OA>(b, I);
         let bytes_b = region_bytes::<SB, OB>(b, I);
         const { assert!(policy::tile_len(policy::BLOCK, I) < 1 << 16, "tile positions are u16") };
         let pos_at = bytes_a + bytes_b;
-        let warps_at = pos_at + positions_bytes(b, I);
+        let warps_at = pos_at + if POS { positions_bytes(b, I) } else { 0 };
         let look_at = warps_at + WARP_SLOTS * 16;
         let word_at = look_at + round16(look_back_smem_bytes::<[u64; 2]>());
         TileSmem {
@@ -482,7 +483,8 @@ pub(crate) struct KeyTile<V: Value> {
 /// The opening every kernel driven by keys shares: clear the spare status
 /// for the next launch, carve shared memory (region A stages the keys,
 /// then holds `OA` outputs; region B stages `values` when given, under
-/// `Op`'s fill, then holds `OB` outputs), take the tile's ticket, stage
+/// `Op`'s fill, then holds `OB` outputs; the positions region where
+/// `POS`), take the tile's ticket, stage
 /// the tile and flag its keys.
 ///
 /// # Safety
@@ -490,7 +492,17 @@ pub(crate) struct KeyTile<V: Value> {
 /// kernels' contracts say; all threads call it once.
 #[inline(always)]
 #[track_caller]
-pub(crate) unsafe fn open_key_tile<K: Element, V: Value, Op: Monoid<V>, OA, SB, OB, const B: u32, const I: usize>(
+pub(crate) unsafe fn open_key_tile<
+    K: Element,
+    V: Value,
+    Op: Monoid<V>,
+    OA,
+    SB,
+    OB,
+    const B: u32,
+    const I: usize,
+    const POS: bool,
+>(
     keys: *const K,
     values: Option<*const V>,
     n: u64,
@@ -501,7 +513,7 @@ pub(crate) unsafe fn open_key_tile<K: Element, V: Value, Op: Monoid<V>, OA, SB, 
     // SAFETY (throughout): the caller's contract; shared accesses inside
     // the carved regions.
     unsafe { clear_words::<B>(spare, spare_words) };
-    let s = TileSmem::<V>::carve::<K, OA, SB, OB, I>(B);
+    let s = TileSmem::<V>::carve::<K, OA, SB, OB, I, POS>(B);
     let sk = s.a.after::<K>(0);
     let status = TileStatus::<Carry<V>>::new(temp);
     let tile = unsafe { status.take_ticket(s.look.ticket) };
@@ -612,6 +624,140 @@ pub(crate) unsafe fn emit_runs<V: Value, Op: Monoid<V>, const B: u32, const I: u
             write(r, g, &edge);
         }
         r += B;
+    }
+}
+
+/// The second half of the kernels whose outputs need more than a tile
+/// position to stay in shared memory until they are written
+/// ([`reduce::reduce_by_key`], [`reduce::non_trivial_runs`]): scan the
+/// tile's pairs as [`emit_runs`] does, but keep this thread's `k`-th
+/// output at its own `k`-th tile position, `keep(k, j, run)` for the
+/// output at its item `j` (`k <= j`, so the items it has yet to read stay
+/// whole, and after the scan's barriers no other thread reads there), then
+/// let each warp write its lanes' outputs out coalesced
+/// ([`write_by_warp`]): `write(p, r, g, carried)` puts the output kept
+/// at tile position `p`, the tile's slot `r` (as `emit_runs` numbers
+/// them: 0 is a run begun before the tile, with `carried` the value the
+/// tiles before it combined), at output `g`. No region of run slots
+/// and no barrier after the scan: the block needs shared memory for its
+/// staged tile only.
+///
+/// ```text
+/// thread's items   j: 0 1 2 3 4 5      outputs at j = 1, 4, 5 kept at
+/// outputs (tails)      ^     ^ ^       its positions 0, 1, 2; the warp
+/// own positions    k: 0 1 2            then writes lane by lane, 32 at
+///                                      a time, in output order
+/// ```
+///
+/// # Safety
+/// As [`scan_pairs`]; `keep` stores only at this thread's own tile
+/// position `k` (and reads only its own positions `j >= k`), `write`
+/// reads what `keep` stored at `p` and writes outputs below `cap`;
+/// `count` holds one element.
+#[inline(always)]
+#[track_caller]
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn keep_runs<V: Value, Op: Monoid<V>, const B: u32, const I: usize, const UNROLL: bool>(
+    t: &KeyTile<V>,
+    pairs: Pairs<impl Fn(usize) -> V>,
+    outs: u32,
+    keep: impl Fn(usize, usize, Local<V>),
+    write: impl Fn(usize, u32, u64, V),
+    count: *mut u64,
+    cap: u64,
+) {
+    let KeyTile { s, status, tile, f, .. } = t;
+    // SAFETY: the caller's contract.
+    let scanned = unsafe { scan_pairs::<V, Op, B, I>(status, *tile, &pairs, s) };
+    let before = scanned.before;
+    let mut run = scanned.entry::<Op>();
+    let mut kept = 0u32;
+    let mut step = |j: usize| {
+        let starts = pairs.starts_at(j);
+        run.count += starts as u32;
+        run.value = segmented_value::<V, Op>(run.value, (pairs.value)(j), starts);
+        if (outs >> j) & 1 != 0 {
+            keep(kept as usize, j, run);
+            kept += 1;
+        }
+    };
+    // Written out where `pairs` reads an array of values (see
+    // `emit_runs`).
+    if UNROLL {
+        const { assert!(!UNROLL || I <= 16, "unrolled per-item loop over 16 items") };
+        unrolled!(if I < 16 { I } else { 16 }, |j| step(j));
+    } else {
+        for j in 0..I {
+            step(j);
+        }
+    }
+    if f.span.last {
+        // `run` has taken every item; those past n add no starts.
+        // SAFETY: the caller's contract.
+        unsafe { global::store(count, before.count + run.count as u64) };
+    }
+    // The tile's slot of this thread's first output, from its last: one
+    // start lies between two outputs, so they take consecutive slots, and
+    // the starts after the last output came after its slot.
+    let later = if outs == 0 { 0 } else { pairs.starts & !first_items(32 - outs.leading_zeros()) };
+    let slot = run.count.wrapping_sub(later.count_ones() + kept.wrapping_sub(1));
+    // SAFETY: the caller's contract.
+    unsafe {
+        write_by_warp::<I>(kept, slot, before.count.wrapping_sub(1), cap, |p, r, g| write(p, r, g, before.value))
+    };
+}
+
+/// Each warp writes the outputs its lanes kept at their own tile
+/// positions ([`keep_runs`]): lane `l` kept `kept` of them from its
+/// position `l * I` on, the first at the tile's slot `slot`; slot `r` is
+/// output `first + r`. Round by round, lane `q` of the round finds the
+/// lane holding the warp's output `q` by a binary search over the lanes'
+/// exclusive counts (five shuffles), so 32 consecutive outputs go out per
+/// store.
+///
+/// # Safety
+/// After every lane of the warp kept its outputs (this synchronises the
+/// warp itself); `write` as [`keep_runs`] says.
+#[inline(always)]
+#[track_caller]
+unsafe fn write_by_warp<const I: usize>(kept: u32, slot: u32, first: u64, cap: u64, write: impl Fn(usize, u32, u64)) {
+    use crate::gpu::warp::{ballot, shfl_idx};
+    let lane = gpu::lane();
+    let upto = crate::warp::inclusive_scan::<u32, Sum>(kept);
+    let total = shfl_idx(upto, 31);
+    if total == 0 {
+        return;
+    }
+    let below = upto - kept;
+    // Every lane with outputs has the same slot less its exclusive count:
+    // the slot of the warp's output 0.
+    let holder = ballot(kept > 0).trailing_zeros();
+    let slot0 = shfl_idx(slot.wrapping_sub(below), holder);
+    let warp_first = (gpu::warp_idx() * 32) as usize * I;
+    // The shuffle above also orders the lanes' kept stores before the
+    // reads below (`shfl.sync` synchronises the warp); say so anyway.
+    gpu::warp::sync(gpu::FULL_MASK);
+    let mut q = lane;
+    for _ in 0..total.div_ceil(32) {
+        // The last lane whose exclusive count is at most q holds output q.
+        let (mut from, mut from_below) = (0u32, 0u32);
+        let mut half = 16;
+        while half > 0 {
+            let probe = shfl_idx(below, from + half);
+            if probe <= q {
+                from += half;
+                from_below = probe;
+            }
+            half /= 2;
+        }
+        if q < total {
+            let r = slot0 + q;
+            let g = first.wrapping_add(r as u64);
+            if g < cap {
+                write(warp_first + (from as usize) * I + (q - from_below) as usize, r, g);
+            }
+        }
+        q += 32;
     }
 }
 

@@ -54,12 +54,15 @@ pub const fn rle_items<K>() -> usize {
     96 / size_of::<K>()
 }
 
-/// Items per thread of `non_trivial_runs` (keys `K`): as [`rle_items`],
-/// 96 bytes of keys. Its shared memory holds the staged keys and, per run
-/// of two or more (at most one per two items), its first and last tile
-/// positions.
+/// Items per thread of `non_trivial_runs` (keys `K`): 112 bytes of keys
+/// (28 four-byte, 14 eight-byte). Its shared memory holds the staged keys
+/// alone: a thread keeps its runs' first and last tile positions in its
+/// own key slots, and its warp writes them out. A tile of 28 four-byte
+/// keys takes about 31 KiB, and its 47 registers allow 5 blocks of 256 per
+/// multiprocessor: 140 KiB of keys resident (120 at 24 keys with a region
+/// of run positions). See `docs/tuning/by_key.md`.
 pub const fn ntr_items<K>() -> usize {
-    96 / size_of::<K>()
+    112 / size_of::<K>()
 }
 
 /// Items per thread of `segmented_scan` (a `u32` flag and a value `V`).

@@ -2,11 +2,11 @@
 //! encoding and the non-trivial runs. See the [module docs](super) for the
 //! scan they share.
 
-use super::policy::tile_len;
-use super::{Local, Pairs, RunEdge, Value, emit_runs, open_key_tile, pad, positions_bytes};
-use crate::block::tile::read_items;
+use super::{Local, Pairs, RunEdge, Value, emit_runs, keep_runs, open_key_tile, pad};
+use crate::block::tile::thread_slot;
 use crate::gpu::{self, global};
 use crate::ops::{Element, Monoid, Sum};
+use core::mem::size_of;
 
 /// This thread's item `j` as a position in the tile.
 #[inline(always)]
@@ -29,7 +29,7 @@ fn tile_position<const I: usize>(j: usize) -> u16 {
 /// in `temp`, zeroed; `spare` (`spare_words` words, the other half of
 /// double-buffered storage) is zeroed for the next launch. Outputs at
 /// index `cap` and beyond are dropped. Shared memory:
-/// [`smem_bytes`](super::smem_bytes)`::<K, K, V, V>(B, I)`, `I` from [`items`](super::policy::items).
+/// [`smem_bytes`](super::smem_bytes)`::<K, K, V, V>(B, I, false)`, `I` from [`items`](super::policy::items).
 ///
 /// # Safety
 /// `keys` and `values` hold `n` elements, `unique` and `aggregates` `cap`,
@@ -47,25 +47,24 @@ pub unsafe fn reduce_by_key<K: Element, V: Value, Op: Monoid<V>, const B: u32, c
     spare: *mut u64,
     spare_words: u64,
 ) {
-    // SAFETY (throughout): the caller's contract; each region's output
-    // slots (at most tile + 1) inside it.
-    let t = unsafe { open_key_tile::<K, V, Op, K, V, V, B, I>(keys, Some(values), n, temp, spare, spare_words) };
+    // SAFETY (throughout): the caller's contract; a thread's outputs kept
+    // at its own tile positions.
+    let t = unsafe { open_key_tile::<K, V, Op, K, V, V, B, I, false>(keys, Some(values), n, temp, spare, spare_words) };
     let (sk, sv) = (t.s.a.after::<K>(0), t.s.b.after::<V>(0));
-    let vals = unsafe { read_items::<V, Op, I>(sv) };
-    let pairs = Pairs { starts: t.f.heads, value: |j: usize| vals[j] };
-    // A run's slot holds its last item's tile position; its key is read
-    // from the staged keys (which stay) when the slots are written out.
-    let (pos, sums) = (t.s.pos, sv);
-    let emit = |j: usize, _: u64, run: Local<V>| unsafe {
-        pos.store(run.count as usize, tile_position::<I>(j));
-        sums.store(run.count as usize, run.value);
+    // Values read from the staged tile where used (in the thread's fold
+    // and again in its output loop) rather than held through the scan.
+    let pairs = Pairs { starts: t.f.heads, value: |j: usize| unsafe { sv.load(thread_slot::<V, I>(j)) } };
+    // A thread's k-th run keeps its key (read from its item j >= k) and
+    // its value at the thread's k-th position.
+    let keep = |k: usize, j: usize, run: Local<V>| unsafe {
+        sk.store(thread_slot::<K, I>(k), sk.load(thread_slot::<K, I>(j)));
+        sv.store(thread_slot::<V, I>(k), run.value);
     };
-    let write = |r: u32, g: u64, _: &RunEdge<V>| unsafe {
-        let p = pos.load(r as usize);
-        global::store(unique.add(g as usize), sk.load(pad::<K, I>(p as usize)));
-        global::store(aggregates.add(g as usize), sums.load(r as usize));
+    let write = |p: usize, _: u32, g: u64, _: V| unsafe {
+        global::store(unique.add(g as usize), sk.load(pad::<K, I>(p)));
+        global::store(aggregates.add(g as usize), sv.load(pad::<V, I>(p)));
     };
-    unsafe { emit_runs::<V, Op, B, I, true>(&t, n, pairs, t.f.tails, emit, write, count, cap) };
+    unsafe { keep_runs::<V, Op, B, I, true>(&t, pairs, t.f.tails, keep, write, count, cap) };
 }
 
 /// Run-length encoding: for every run of equal consecutive items, the item
@@ -77,7 +76,7 @@ pub unsafe fn reduce_by_key<K: Element, V: Value, Op: Monoid<V>, const B: u32, c
 /// # Safety
 /// As [`reduce_by_key`], without `values`; `unique` and `counts` hold
 /// `cap` elements. Shared memory:
-/// [`smem_bytes`](super::smem_bytes)`::<K, K, (), ()>(B, I)`, `I` from [`rle_items`](super::policy::rle_items).
+/// [`smem_bytes`](super::smem_bytes)`::<K, K, (), ()>(B, I, true)`, `I` from [`rle_items`](super::policy::rle_items).
 pub unsafe fn run_length_encode<K: Element, C: Value + Element<Wide = u64>, const B: u32, const I: usize>(
     input: *const K,
     unique: *mut K,
@@ -91,7 +90,7 @@ pub unsafe fn run_length_encode<K: Element, C: Value + Element<Wide = u64>, cons
 ) {
     // SAFETY (throughout): as in `reduce_by_key`. No second region: a
     // run's length follows from its end and the one before.
-    let t = unsafe { open_key_tile::<K, C, Sum, K, (), (), B, I>(input, None, n, temp, spare, spare_words) };
+    let t = unsafe { open_key_tile::<K, C, Sum, K, (), (), B, I, true>(input, None, n, temp, spare, spare_words) };
     let sk = t.s.a.after::<K>(0);
     let pairs = Pairs { starts: t.f.heads, value: |_| C::ONE };
     let pos = t.s.pos;
@@ -131,7 +130,7 @@ pub unsafe fn run_length_encode<K: Element, C: Value + Element<Wide = u64>, cons
 ///
 /// # Safety
 /// As [`run_length_encode`]; `offsets` and `lengths` hold `cap` elements.
-/// Shared memory: [`smem_bytes`](super::smem_bytes)`::<K, K, (), ()>(B, I)`, `I` from [`ntr_items`](super::policy::ntr_items).
+/// Shared memory: [`smem_bytes`](super::smem_bytes)`::<K, K, (), ()>(B, I, false)`, `I` from [`ntr_items`](super::policy::ntr_items).
 pub unsafe fn non_trivial_runs<K: Element, C: Value + Element<Wide = u64>, const B: u32, const I: usize>(
     input: *const K,
     offsets: *mut C,
@@ -143,13 +142,12 @@ pub unsafe fn non_trivial_runs<K: Element, C: Value + Element<Wide = u64>, const
     spare: *mut u64,
     spare_words: u64,
 ) {
-    // SAFETY (throughout): as in `reduce_by_key`. No second region: a
-    // run's slot holds its first and last tile positions, and a tile has
-    // at most `tile_len / 2` runs of two or more, so the slots fit the
-    // positions region as pairs of `u16`.
-    const { assert!(positions_bytes(B, I) >= (tile_len(B, I) as usize / 2 + 1) * 4, "run ends fit as u32") };
-    let t = unsafe { open_key_tile::<K, C, Sum, K, (), (), B, I>(input, None, n, temp, spare, spare_words) };
-    let ends_at = t.s.pos.after::<u32>(0);
+    // SAFETY (throughout): as in `reduce_by_key`. A thread keeps its k-th
+    // run's first and last tile positions as one `u32` in its own k-th key
+    // slot (of 4 or 8 bytes); no region but the keys'.
+    let t = unsafe { open_key_tile::<K, C, Sum, K, (), (), B, I, false>(input, None, n, temp, spare, spare_words) };
+    let ends_at = t.s.a.after::<u32>(0);
+    let words = size_of::<K>() / 4;
     let start = t.start;
     // Bit j: item j starts a run of at least two; is in such a run; ends one.
     let f = &t.f;
@@ -157,17 +155,17 @@ pub unsafe fn non_trivial_runs<K: Element, C: Value + Element<Wide = u64>, const
     let pairs = Pairs { starts, value: |j: usize| if (inside >> j) & 1 != 0 { C::ONE } else { C::ZERO } };
     // A run that starts in the tile is shorter than the tile: its first
     // position is its last one less its length, less one. Slot 0's run
-    // (lo = 0) started before the tile, with `carried` items there.
-    let emit = |j: usize, _: u64, run: Local<C>| unsafe {
+    // started before the tile, with `carried` items there.
+    let keep = |k: usize, j: usize, run: Local<C>| unsafe {
         let last = tile_position::<I>(j) as u32;
         let first = (last + 1).wrapping_sub(run.value.widen() as u32) & 0xFFFF;
-        ends_at.store(run.count as usize, first << 16 | last);
+        ends_at.store(thread_slot::<K, I>(k) * words, first << 16 | last);
     };
-    let write = |r: u32, g: u64, edge: &RunEdge<C>| unsafe {
-        let e = ends_at.load(r as usize);
+    let write = |p: usize, r: u32, g: u64, carried: C| unsafe {
+        let e = ends_at.load(pad::<K, I>(p) * words);
         let last = (e & 0xFFFF) as u64;
         let (offset, len) = if r == 0 {
-            let before = edge.carried.widen();
+            let before = carried.widen();
             (start - before, before + last + 1)
         } else {
             let first = (e >> 16) as u64;
@@ -176,5 +174,5 @@ pub unsafe fn non_trivial_runs<K: Element, C: Value + Element<Wide = u64>, const
         global::store(offsets.add(g as usize), C::from_u64(offset));
         global::store(lengths.add(g as usize), C::from_u64(len));
     };
-    unsafe { emit_runs::<C, Sum, B, I, false>(&t, n, pairs, ends, emit, write, count, cap) };
+    unsafe { keep_runs::<C, Sum, B, I, false>(&t, pairs, ends, keep, write, count, cap) };
 }

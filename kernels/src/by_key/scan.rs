@@ -56,7 +56,7 @@ fn finish<V: Value, Op: Monoid<V>, const I: usize>(
 /// # Safety
 /// `keys`, `values` and `output` hold `n` elements (`output` may be
 /// `values`); status as [`super::reduce::reduce_by_key`]. Shared memory:
-/// [`smem_bytes`](super::smem_bytes)`::<K, K, V, V>(B, I)`, `I` from [`items`](super::policy::items).
+/// [`smem_bytes`](super::smem_bytes)`::<K, K, V, V>(B, I, false)`, `I` from [`items`](super::policy::items).
 pub unsafe fn scan_by_key<K: Element, V: Value, Op: Monoid<V>, const B: u32, const I: usize>(
     keys: *const K,
     values: *const V,
@@ -71,7 +71,7 @@ pub unsafe fn scan_by_key<K: Element, V: Value, Op: Monoid<V>, const B: u32, con
     // SAFETY (throughout): the caller's contract; shared accesses inside
     // the carved regions.
     let KeyTile { s, status, tile, start, f } =
-        unsafe { open_key_tile::<K, V, Op, K, V, V, B, I>(keys, Some(values), n, temp, spare, spare_words) };
+        unsafe { open_key_tile::<K, V, Op, K, V, V, B, I, false>(keys, Some(values), n, temp, spare, spare_words) };
     let sv = s.b.after::<V>(0);
     let vals = unsafe { read_items::<V, Op, I>(sv) };
     let pairs = Pairs { starts: f.heads, value: |j: usize| vals[j] };
@@ -130,7 +130,7 @@ unsafe fn lower_bound_warp(offsets: *const u64, m: u64, key: u64) -> u64 {
 /// # Safety
 /// `input` and `output` hold `n` elements (`output` may be `input`),
 /// `offsets` `segments`; status as [`super::reduce::reduce_by_key`]. Shared
-/// memory: [`smem_bytes`](super::smem_bytes)`::<u32, u32, V, V>(B, I)`, `I` from
+/// memory: [`smem_bytes`](super::smem_bytes)`::<u32, u32, V, V>(B, I, false)`, `I` from
 /// [`segmented_items`](super::policy::segmented_items).
 pub unsafe fn segmented_scan<V: Value, Op: Monoid<V>, const B: u32, const I: usize>(
     input: *const V,
@@ -147,7 +147,7 @@ pub unsafe fn segmented_scan<V: Value, Op: Monoid<V>, const B: u32, const I: usi
     // SAFETY (throughout): the caller's contract; shared accesses inside
     // the carved regions; flags at positions below the tile length.
     unsafe { clear_words::<B>(spare, spare_words) };
-    let s = TileSmem::<V>::carve::<u32, u32, V, V, I>(B);
+    let s = TileSmem::<V>::carve::<u32, u32, V, V, I, false>(B);
     let (flags, sv) = (s.a.after::<u32>(0), s.b.after::<V>(0));
     let status = TileStatus::<Carry<V>>::new(temp);
     let tile = unsafe { status.take_ticket(s.look.ticket) };
