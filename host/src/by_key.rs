@@ -530,7 +530,7 @@ impl<'c> ByKey<'c> {
         let cap = out1.view.len().min(out2.view.len()) as u64;
         let what = Instance::of(V::NAME).op(Op::NAME).key(K::NAME);
         let items = policy::items::<K, V>();
-        let launch = self.kernel("reduce_by_key", what, smem_bytes::<K, K, V, V>(self.block, items, false), items)?;
+        let launch = self.kernel("reduce_by_key", what, smem_bytes::<K, K, V, V>(self.block, items, true), items)?;
         let (k, v, u, a, c) = (keys.view.arg(), values.view.arg(), out1.view.arg(), out2.view.arg(), count.view.arg());
         self.run(&launch, n as u64, Some(count.view.addr()), temp, |r| {
             vec![k, v, u, a, c, (n as u64).into(), cap.into(), Arg::Ptr(r.temp), Arg::Ptr(r.spare), spare_words(&r)]

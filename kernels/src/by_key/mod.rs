@@ -48,15 +48,16 @@
 //! what each run's output needs at slot `c - c_before` (reduce-by-key its
 //! last position and its value, in the no longer needed staged values;
 //! run-length encoding its last position alone, its length being the
-//! distance from the slot before; the non-trivial runs its first and last
-//! positions), then the block writes the tile's contiguous range of runs,
-//! whose bounds follow from two flags and the tile's count (`emit_runs`).
-//! The two kernels that read keys alone so keep no tile-sized region but
-//! the keys' and the positions': at 2^28 `i32` on an H200 that is 5 blocks
-//! of 24 keys a thread resident per multiprocessor where 16-key tiles and
-//! a region for the counts held 5 of 16, and run-length encoding went
+//! distance from the slot before), then the block writes the tile's
+//! contiguous range of runs, whose bounds follow from two flags and the
+//! tile's count (`emit_runs`). Run-length encoding so keeps no tile-sized
+//! region but the keys' and the positions': at 2^28 `i32` on an H200 that
+//! is 5 blocks of 24 keys a thread resident per multiprocessor where
+//! 16-key tiles and a region for the counts held 5 of 16, and it went
 //! from 672 to 544 us at runs of 1000 (1.24x CUB) and from 1535 to 977 at
-//! runs of 1 (1.19x).
+//! runs of 1 (1.19x). The non-trivial runs keep a run's first and last
+//! positions in the thread's own key slots and write them warp by warp
+//! (`keep_runs`): no region but the keys', 28 of them a thread.
 //! Outputs at index `cap` and beyond are dropped (the host checks the
 //! count); the number of runs is written to `count` by the thread holding
 //! the last item.
@@ -627,27 +628,30 @@ pub(crate) unsafe fn emit_runs<V: Value, Op: Monoid<V>, const B: u32, const I: u
     }
 }
 
-/// The second half of the kernels whose outputs need more than a tile
-/// position to stay in shared memory until they are written
-/// ([`reduce::reduce_by_key`], [`reduce::non_trivial_runs`]): scan the
-/// tile's pairs as [`emit_runs`] does, but keep this thread's `k`-th
-/// output at its own `k`-th tile position, `keep(k, j, run)` for the
-/// output at its item `j` (`k <= j`, so the items it has yet to read stay
-/// whole, and after the scan's barriers no other thread reads there), then
-/// let each warp write its lanes' outputs out coalesced
-/// ([`write_by_warp`]): `write(p, r, g, carried)` puts the output kept
-/// at tile position `p`, the tile's slot `r` (as `emit_runs` numbers
-/// them: 0 is a run begun before the tile, with `carried` the value the
-/// tiles before it combined), at output `g`. No region of run slots
-/// and no barrier after the scan: the block needs shared memory for its
-/// staged tile only.
+/// The second half of [`reduce::non_trivial_runs`], whose tile needs no
+/// region of run slots: scan the tile's pairs as [`emit_runs`] does, but
+/// keep this thread's `k`-th output at its own `k`-th tile position,
+/// `keep(k, j, run)` for the output at its item `j` (`k <= j`, so the
+/// items it has yet to read stay whole, and after the scan's barriers no
+/// other thread reads there), then let each warp write its lanes' outputs
+/// out coalesced ([`write_by_warp`]): `write(p, r, g, carried)` puts the
+/// output kept at tile position `p`, the tile's slot `r` (as `emit_runs`
+/// numbers them: 0 is a run begun before the tile, with `carried` the
+/// value the tiles before it combined), at output `g`. No barrier after
+/// the scan, and the block needs shared memory for its staged keys only.
 ///
 /// ```text
 /// thread's items   j: 0 1 2 3 4 5      outputs at j = 1, 4, 5 kept at
-/// outputs (tails)      ^     ^ ^       its positions 0, 1, 2; the warp
+/// outputs              ^     ^ ^       its positions 0, 1, 2; the warp
 /// own positions    k: 0 1 2            then writes lane by lane, 32 at
 ///                                      a time, in output order
 /// ```
+///
+/// Measured and not kept for `reduce_by_key` (H200, 2^28 `i32` values
+/// and `u64` keys; `docs/tuning/by_key.md`): with its values read from
+/// the staged tile where used (48 registers, 5 blocks) it was 7% slower at
+/// runs of 1 and 8 than with a region of run slots and 4 blocks, and no
+/// faster at runs of 1000.
 ///
 /// # Safety
 /// As [`scan_pairs`]; `keep` stores only at this thread's own tile
@@ -657,7 +661,7 @@ pub(crate) unsafe fn emit_runs<V: Value, Op: Monoid<V>, const B: u32, const I: u
 #[inline(always)]
 #[track_caller]
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn keep_runs<V: Value, Op: Monoid<V>, const B: u32, const I: usize, const UNROLL: bool>(
+pub(crate) unsafe fn keep_runs<V: Value, Op: Monoid<V>, const B: u32, const I: usize>(
     t: &KeyTile<V>,
     pairs: Pairs<impl Fn(usize) -> V>,
     outs: u32,
@@ -681,15 +685,8 @@ pub(crate) unsafe fn keep_runs<V: Value, Op: Monoid<V>, const B: u32, const I: u
             kept += 1;
         }
     };
-    // Written out where `pairs` reads an array of values (see
-    // `emit_runs`).
-    if UNROLL {
-        const { assert!(!UNROLL || I <= 16, "unrolled per-item loop over 16 items") };
-        unrolled!(if I < 16 { I } else { 16 }, |j| step(j));
-    } else {
-        for j in 0..I {
-            step(j);
-        }
+    for j in 0..I {
+        step(j);
     }
     if f.span.last {
         // `run` has taken every item; those past n add no starts.

@@ -3,7 +3,7 @@
 //! scan they share.
 
 use super::{Local, Pairs, RunEdge, Value, emit_runs, keep_runs, open_key_tile, pad};
-use crate::block::tile::thread_slot;
+use crate::block::tile::{read_items, thread_slot};
 use crate::gpu::{self, global};
 use crate::ops::{Element, Monoid, Sum};
 use core::mem::size_of;
@@ -29,7 +29,7 @@ fn tile_position<const I: usize>(j: usize) -> u16 {
 /// in `temp`, zeroed; `spare` (`spare_words` words, the other half of
 /// double-buffered storage) is zeroed for the next launch. Outputs at
 /// index `cap` and beyond are dropped. Shared memory:
-/// [`smem_bytes`](super::smem_bytes)`::<K, K, V, V>(B, I, false)`, `I` from [`items`](super::policy::items).
+/// [`smem_bytes`](super::smem_bytes)`::<K, K, V, V>(B, I, true)`, `I` from [`items`](super::policy::items).
 ///
 /// # Safety
 /// `keys` and `values` hold `n` elements, `unique` and `aggregates` `cap`,
@@ -47,24 +47,25 @@ pub unsafe fn reduce_by_key<K: Element, V: Value, Op: Monoid<V>, const B: u32, c
     spare: *mut u64,
     spare_words: u64,
 ) {
-    // SAFETY (throughout): the caller's contract; a thread's outputs kept
-    // at its own tile positions.
-    let t = unsafe { open_key_tile::<K, V, Op, K, V, V, B, I, false>(keys, Some(values), n, temp, spare, spare_words) };
+    // SAFETY (throughout): the caller's contract; each region's output
+    // slots (at most tile + 1) inside it.
+    let t = unsafe { open_key_tile::<K, V, Op, K, V, V, B, I, true>(keys, Some(values), n, temp, spare, spare_words) };
     let (sk, sv) = (t.s.a.after::<K>(0), t.s.b.after::<V>(0));
-    // Values read from the staged tile where used (in the thread's fold
-    // and again in its output loop) rather than held through the scan.
-    let pairs = Pairs { starts: t.f.heads, value: |j: usize| unsafe { sv.load(thread_slot::<V, I>(j)) } };
-    // A thread's k-th run keeps its key (read from its item j >= k) and
-    // its value at the thread's k-th position.
-    let keep = |k: usize, j: usize, run: Local<V>| unsafe {
-        sk.store(thread_slot::<K, I>(k), sk.load(thread_slot::<K, I>(j)));
-        sv.store(thread_slot::<V, I>(k), run.value);
+    let vals = unsafe { read_items::<V, Op, I>(sv) };
+    let pairs = Pairs { starts: t.f.heads, value: |j: usize| vals[j] };
+    // A run's slot holds its last item's tile position; its key is read
+    // from the staged keys (which stay) when the slots are written out.
+    let (pos, sums) = (t.s.pos, sv);
+    let emit = |j: usize, _: u64, run: Local<V>| unsafe {
+        pos.store(run.count as usize, tile_position::<I>(j));
+        sums.store(run.count as usize, run.value);
     };
-    let write = |p: usize, _: u32, g: u64, _: V| unsafe {
-        global::store(unique.add(g as usize), sk.load(pad::<K, I>(p)));
-        global::store(aggregates.add(g as usize), sv.load(pad::<V, I>(p)));
+    let write = |r: u32, g: u64, _: &RunEdge<V>| unsafe {
+        let p = pos.load(r as usize);
+        global::store(unique.add(g as usize), sk.load(pad::<K, I>(p as usize)));
+        global::store(aggregates.add(g as usize), sums.load(r as usize));
     };
-    unsafe { keep_runs::<V, Op, B, I, true>(&t, pairs, t.f.tails, keep, write, count, cap) };
+    unsafe { emit_runs::<V, Op, B, I, true>(&t, n, pairs, t.f.tails, emit, write, count, cap) };
 }
 
 /// Run-length encoding: for every run of equal consecutive items, the item
@@ -174,5 +175,5 @@ pub unsafe fn non_trivial_runs<K: Element, C: Value + Element<Wide = u64>, const
         global::store(offsets.add(g as usize), C::from_u64(offset));
         global::store(lengths.add(g as usize), C::from_u64(len));
     };
-    unsafe { keep_runs::<C, Sum, B, I, false>(&t, pairs, ends, keep, write, count, cap) };
+    unsafe { keep_runs::<C, Sum, B, I>(&t, pairs, ends, keep, write, count, cap) };
 }
