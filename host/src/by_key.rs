@@ -255,7 +255,7 @@ impl<'c> ByKey<'c> {
     /// Elements one block of `reduce_by_key` and of the scans by key
     /// covers for keys `K` and values `V` (for the segmented scans, `K` is
     /// `u32`). Items per thread follow the bytes an item takes
-    /// ([`policy::items_for`]): 16 up to 12 bytes (4 + 4, 4 + 8, 8 + 4), 8
+    /// ([`policy::items_for`]): 16 for 4 + 4 bytes, 12 up to 12 bytes, 8
     /// for 8 + 8. The run kernels, which read keys alone, have tiles of
     /// their own: [`ByKey::run_length_tile_len`],
     /// [`ByKey::non_trivial_tile_len`].

@@ -33,8 +33,8 @@
 //! | [`scan::segmented_scan`] | a segment start from the offsets | value | every item |
 //!
 //! **A tile** of [`policy::BLOCK`] threads x `I` items
-//! ([`policy::items_for`]: 16 or 8 by the bytes an item takes; 96 and
-//! 112 bytes of keys for the two kernels that read keys alone) is
+//! ([`policy::items_for`]: 16, 12 or 8 by the bytes an item takes; 96
+//! bytes of keys for the two kernels that read keys alone) is
 //! loaded striped (16-byte vectors for whole tiles) into shared memory;
 //! each thread takes its `I` consecutive keys and values, flags them, and
 //! combines its pairs as [`Local`]s (32-bit counts: a tile has fewer than
@@ -250,10 +250,9 @@ pub const fn smem_bytes<SA, OA, SB, OB>(b: u32, items: usize, positions: bool) -
         + 16
 }
 
-/// The most dynamic shared memory a by-key kernel may take: 64 KiB, which
-/// every GPU from sm_70 on gives a block that opts in past the 48 KiB
-/// default (the host does so for launches above it).
-pub const MAX_SMEM: usize = 64 * 1024;
+/// The most dynamic shared memory a by-key kernel may take (the host
+/// launches without raising the 48 KiB default).
+pub const MAX_SMEM: usize = 48 * 1024;
 
 /// The carved shared memory; see [`smem_bytes`].
 pub(crate) struct TileSmem<V: Value> {
@@ -270,7 +269,7 @@ pub(crate) struct TileSmem<V: Value> {
 impl<V: Value> TileSmem<V> {
     #[inline(always)]
     pub(crate) fn carve<SA, OA, SB, OB, const I: usize, const POS: bool>(b: u32) -> Self {
-        const { assert!(smem_bytes::<SA, OA, SB, OB>(policy::BLOCK, I, POS) <= MAX_SMEM, "a by-key tile over 64 KiB") };
+        const { assert!(smem_bytes::<SA, OA, SB, OB>(policy::BLOCK, I, POS) <= MAX_SMEM, "a by-key tile over 48 KiB") };
         let a = Shared::<u8>::dynamic();
         let bytes_a = region_bytes::<SA, OA>(b, I);
         let bytes_b = region_bytes::<SB, OB>(b, I);

@@ -10,21 +10,23 @@ pub const BLOCK: u32 = 256;
 
 /// Items per thread for a tile whose two shared regions take `a` and `b`
 /// bytes per item (the larger of what each stages and what it later
-/// holds as outputs): 16 items up to 12 bytes an item, else 8. Each is a
-/// multiple of 4 (full tiles load with 16-byte vectors) and keeps a tile
-/// of [`BLOCK`] threads, with its padding, within [`super::MAX_SMEM`]
-/// (the kernels assert it).
+/// holds as outputs): 16 items up to 8 bytes an item, 12 up to 12 bytes,
+/// else 8. Each is a multiple of 4 (full tiles load with 16-byte vectors)
+/// and keeps a tile of [`BLOCK`] threads, with its padding, under 48 KiB
+/// of shared memory (the kernels assert it).
 ///
 /// 8 items for every type measured 0.36-0.76x CUB at 2^28 (2026-11-23):
 /// the fixed costs of a tile (the block scan, the look-back over 16-byte
-/// carries) were paid per 2048 items. 12 items of 12 bytes (`u64` keys,
-/// 4-byte values) kept a tile within 48 KiB; the by-key kernels then took
-/// 12-15 ns a tile at 2^28 whatever their residency, so 16 (61 KiB, opted
-/// in past the 48 KiB default) take fewer tiles. See
-/// `docs/tuning/by_key.md`.
+/// carries) were paid per 2048 items. See `docs/tuning/by_key.md`.
 pub const fn items_for(a: usize, b: usize) -> usize {
     let per = a + b;
-    if per <= 12 { 16 } else { 8 }
+    if per <= 8 {
+        16
+    } else if per <= 12 {
+        12
+    } else {
+        8
+    }
 }
 
 pub(crate) const fn max(a: usize, b: usize) -> usize {
