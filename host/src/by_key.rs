@@ -564,7 +564,7 @@ impl<'c> ByKey<'c> {
         // Run lengths are sums of ones: the kernels carry the `sum` name.
         let what = Instance::of(C::NAME).op("sum").key(T::NAME);
         let items = if family == "run_length_encode" { policy::rle_items::<T>() } else { policy::ntr_items::<T>() };
-        let smem = smem_bytes::<T, T, (), ()>(self.block, items, family == "run_length_encode");
+        let smem = smem_bytes::<T, T, (), ()>(self.block, items, true);
         let launch = self.kernel(family, what, smem, items)?;
         let (x, a, b, c) = (input.view.arg(), out1.view.arg(), out2.view.arg(), count.view.arg());
         self.run(&launch, n as u64, Some(count.view.addr()), temp, |r| {

@@ -247,7 +247,7 @@ pub unsafe fn read_items<T: Item, Op: Monoid<T>, const ITEMS: usize>(s: Shared<T
 /// instructions per tile between `reduce_by_key`'s staging barrier and its
 /// block scan, ncu at 2^24.)
 #[inline(always)]
-pub(crate) fn thread_slot<T, const ITEMS: usize>(j: usize) -> usize {
+fn thread_slot<T, const ITEMS: usize>(j: usize) -> usize {
     let every = pad_every::<T>(ITEMS) as u32;
     let first = gpu::thread_idx() * ITEMS as u32;
     if every.is_multiple_of(ITEMS as u32) {

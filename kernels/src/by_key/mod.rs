@@ -50,14 +50,13 @@
 //! run-length encoding its last position alone, its length being the
 //! distance from the slot before), then the block writes the tile's
 //! contiguous range of runs, whose bounds follow from two flags and the
-//! tile's count (`emit_runs`). Run-length encoding so keeps no tile-sized
-//! region but the keys' and the positions': at 2^28 `i32` on an H200 that
-//! is 5 blocks of 24 keys a thread resident per multiprocessor where
-//! 16-key tiles and a region for the counts held 5 of 16, and it went
-//! from 672 to 544 us at runs of 1000 (1.24x CUB) and from 1535 to 977 at
-//! runs of 1 (1.19x). The non-trivial runs keep a run's first and last
-//! positions in the thread's own key slots and write them warp by warp
-//! (`keep_runs`): no region but the keys', 28 of them a thread.
+//! tile's count (`emit_runs`). The two kernels that read keys alone so
+//! keep no tile-sized region but the keys' and the positions': at 2^28
+//! `i32` on an H200 run-length encoding holds 5 blocks of 24 keys a thread
+//! per multiprocessor where 16-key tiles and a region for the counts held
+//! 5 of 16, and went from 672 to 544 us at runs of 1000 (1.24x CUB) and
+//! from 1535 to 977 at runs of 1 (1.19x); the non-trivial runs take 28
+//! keys a thread (4 blocks).
 //! Outputs at index `cap` and beyond are dropped (the host checks the
 //! count); the number of runs is written to `count` by the thread holding
 //! the last item.
@@ -625,136 +624,6 @@ pub(crate) unsafe fn emit_runs<V: Value, Op: Monoid<V>, const B: u32, const I: u
             write(r, g, &edge);
         }
         r += B;
-    }
-}
-
-/// The second half of [`reduce::non_trivial_runs`], whose tile needs no
-/// region of run slots: scan the tile's pairs as [`emit_runs`] does, but
-/// keep this thread's `k`-th output at its own `k`-th tile position,
-/// `keep(k, j, run)` for the output at its item `j` (`k <= j`, so the
-/// items it has yet to read stay whole, and after the scan's barriers no
-/// other thread reads there), then let each warp write its lanes' outputs
-/// out coalesced ([`write_by_warp`]): `write(p, r, g, carried)` puts the
-/// output kept at tile position `p`, the tile's slot `r` (as `emit_runs`
-/// numbers them: 0 is a run begun before the tile, with `carried` the
-/// value the tiles before it combined), at output `g`. No barrier after
-/// the scan, and the block needs shared memory for its staged keys only.
-///
-/// ```text
-/// thread's items   j: 0 1 2 3 4 5      outputs at j = 1, 4, 5 kept at
-/// outputs              ^     ^ ^       its positions 0, 1, 2; the warp
-/// own positions    k: 0 1 2            then writes lane by lane, 32 at
-///                                      a time, in output order
-/// ```
-///
-/// Measured and not kept for `reduce_by_key` (H200, 2^28 `i32` values
-/// and `u64` keys; `docs/tuning/by_key.md`): with its values read from
-/// the staged tile where used (48 registers, 5 blocks) it was 7% slower at
-/// runs of 1 and 8 than with a region of run slots and 4 blocks, and no
-/// faster at runs of 1000.
-///
-/// # Safety
-/// As [`scan_pairs`]; `keep` stores only at this thread's own tile
-/// position `k` (and reads only its own positions `j >= k`), `write`
-/// reads what `keep` stored at `p` and writes outputs below `cap`;
-/// `count` holds one element.
-#[inline(always)]
-#[track_caller]
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn keep_runs<V: Value, Op: Monoid<V>, const B: u32, const I: usize>(
-    t: &KeyTile<V>,
-    pairs: Pairs<impl Fn(usize) -> V>,
-    outs: u32,
-    keep: impl Fn(usize, usize, Local<V>),
-    write: impl Fn(usize, u32, u64, V),
-    count: *mut u64,
-    cap: u64,
-) {
-    let KeyTile { s, status, tile, f, .. } = t;
-    // SAFETY: the caller's contract.
-    let scanned = unsafe { scan_pairs::<V, Op, B, I>(status, *tile, &pairs, s) };
-    let before = scanned.before;
-    let mut run = scanned.entry::<Op>();
-    let mut kept = 0u32;
-    let mut step = |j: usize| {
-        let starts = pairs.starts_at(j);
-        run.count += starts as u32;
-        run.value = segmented_value::<V, Op>(run.value, (pairs.value)(j), starts);
-        if (outs >> j) & 1 != 0 {
-            keep(kept as usize, j, run);
-            kept += 1;
-        }
-    };
-    for j in 0..I {
-        step(j);
-    }
-    if f.span.last {
-        // `run` has taken every item; those past n add no starts.
-        // SAFETY: the caller's contract.
-        unsafe { global::store(count, before.count + run.count as u64) };
-    }
-    // The tile's slot of this thread's first output, from its last: one
-    // start lies between two outputs, so they take consecutive slots, and
-    // the starts after the last output came after its slot.
-    let later = if outs == 0 { 0 } else { pairs.starts & !first_items(32 - outs.leading_zeros()) };
-    let slot = run.count.wrapping_sub(later.count_ones() + kept.wrapping_sub(1));
-    // SAFETY: the caller's contract.
-    unsafe {
-        write_by_warp::<I>(kept, slot, before.count.wrapping_sub(1), cap, |p, r, g| write(p, r, g, before.value))
-    };
-}
-
-/// Each warp writes the outputs its lanes kept at their own tile
-/// positions ([`keep_runs`]): lane `l` kept `kept` of them from its
-/// position `l * I` on, the first at the tile's slot `slot`; slot `r` is
-/// output `first + r`. Round by round, lane `q` of the round finds the
-/// lane holding the warp's output `q` by a binary search over the lanes'
-/// exclusive counts (five shuffles), so 32 consecutive outputs go out per
-/// store.
-///
-/// # Safety
-/// After every lane of the warp kept its outputs (this synchronises the
-/// warp itself); `write` as [`keep_runs`] says.
-#[inline(always)]
-#[track_caller]
-unsafe fn write_by_warp<const I: usize>(kept: u32, slot: u32, first: u64, cap: u64, write: impl Fn(usize, u32, u64)) {
-    use crate::gpu::warp::{ballot, shfl_idx};
-    let lane = gpu::lane();
-    let upto = crate::warp::inclusive_scan::<u32, Sum>(kept);
-    let total = shfl_idx(upto, 31);
-    if total == 0 {
-        return;
-    }
-    let below = upto - kept;
-    // Every lane with outputs has the same slot less its exclusive count:
-    // the slot of the warp's output 0.
-    let holder = ballot(kept > 0).trailing_zeros();
-    let slot0 = shfl_idx(slot.wrapping_sub(below), holder);
-    let warp_first = (gpu::warp_idx() * 32) as usize * I;
-    // The shuffle above also orders the lanes' kept stores before the
-    // reads below (`shfl.sync` synchronises the warp); say so anyway.
-    gpu::warp::sync(gpu::FULL_MASK);
-    let mut q = lane;
-    for _ in 0..total.div_ceil(32) {
-        // The last lane whose exclusive count is at most q holds output q.
-        let (mut from, mut from_below) = (0u32, 0u32);
-        let mut half = 16;
-        while half > 0 {
-            let probe = shfl_idx(below, from + half);
-            if probe <= q {
-                from += half;
-                from_below = probe;
-            }
-            half /= 2;
-        }
-        if q < total {
-            let r = slot0 + q;
-            let g = first.wrapping_add(r as u64);
-            if g < cap {
-                write(warp_first + (from as usize) * I + (q - from_below) as usize, r, g);
-            }
-        }
-        q += 32;
     }
 }
 

@@ -56,11 +56,12 @@ pub const fn rle_items<K>() -> usize {
 
 /// Items per thread of `non_trivial_runs` (keys `K`): 112 bytes of keys
 /// (28 four-byte, 14 eight-byte). Its shared memory holds the staged keys
-/// alone: a thread keeps its runs' first and last tile positions in its
-/// own key slots, and its warp writes them out. A tile of 28 four-byte
-/// keys takes about 31 KiB, and its 47 registers allow 5 blocks of 256 per
-/// multiprocessor: 140 KiB of keys resident (120 at 24 keys with a region
-/// of run positions). See `docs/tuning/by_key.md`.
+/// and, per run of two or more (at most one per two items), its first and
+/// last tile positions: about 45 KiB for 28 four-byte keys, 4 blocks of
+/// 256 per multiprocessor. At 2^28 on an H200 that measured 549 / 596 /
+/// 554 us at runs of 1 / 8 / 1000 against 570 / 627 / 575 at 24 keys, and
+/// beat keeping the runs in the threads' own key slots with no positions
+/// region (5 blocks: 541 / 632 / 564). See `docs/tuning/by_key.md`.
 pub const fn ntr_items<K>() -> usize {
     112 / size_of::<K>()
 }

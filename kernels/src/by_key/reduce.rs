@@ -2,11 +2,11 @@
 //! encoding and the non-trivial runs. See the [module docs](super) for the
 //! scan they share.
 
-use super::{Local, Pairs, RunEdge, Value, emit_runs, keep_runs, open_key_tile, pad};
-use crate::block::tile::{read_items, thread_slot};
+use super::policy::tile_len;
+use super::{Local, Pairs, RunEdge, Value, emit_runs, open_key_tile, pad, positions_bytes};
+use crate::block::tile::read_items;
 use crate::gpu::{self, global};
 use crate::ops::{Element, Monoid, Sum};
-use core::mem::size_of;
 
 /// This thread's item `j` as a position in the tile.
 #[inline(always)]
@@ -143,12 +143,13 @@ pub unsafe fn non_trivial_runs<K: Element, C: Value + Element<Wide = u64>, const
     spare: *mut u64,
     spare_words: u64,
 ) {
-    // SAFETY (throughout): as in `reduce_by_key`. A thread keeps its k-th
-    // run's first and last tile positions as one `u32` in its own k-th key
-    // slot (of 4 or 8 bytes); no region but the keys'.
-    let t = unsafe { open_key_tile::<K, C, Sum, K, (), (), B, I, false>(input, None, n, temp, spare, spare_words) };
-    let ends_at = t.s.a.after::<u32>(0);
-    let words = size_of::<K>() / 4;
+    // SAFETY (throughout): as in `reduce_by_key`. No second region: a
+    // run's slot holds its first and last tile positions, and a tile has
+    // at most `tile_len / 2` runs of two or more, so the slots fit the
+    // positions region as pairs of `u16`.
+    const { assert!(positions_bytes(B, I) >= (tile_len(B, I) as usize / 2 + 1) * 4, "run ends fit as u32") };
+    let t = unsafe { open_key_tile::<K, C, Sum, K, (), (), B, I, true>(input, None, n, temp, spare, spare_words) };
+    let ends_at = t.s.pos.after::<u32>(0);
     let start = t.start;
     // Bit j: item j starts a run of at least two; is in such a run; ends one.
     let f = &t.f;
@@ -156,17 +157,17 @@ pub unsafe fn non_trivial_runs<K: Element, C: Value + Element<Wide = u64>, const
     let pairs = Pairs { starts, value: |j: usize| if (inside >> j) & 1 != 0 { C::ONE } else { C::ZERO } };
     // A run that starts in the tile is shorter than the tile: its first
     // position is its last one less its length, less one. Slot 0's run
-    // started before the tile, with `carried` items there.
-    let keep = |k: usize, j: usize, run: Local<C>| unsafe {
+    // (lo = 0) started before the tile, with `carried` items there.
+    let emit = |j: usize, _: u64, run: Local<C>| unsafe {
         let last = tile_position::<I>(j) as u32;
         let first = (last + 1).wrapping_sub(run.value.widen() as u32) & 0xFFFF;
-        ends_at.store(thread_slot::<K, I>(k) * words, first << 16 | last);
+        ends_at.store(run.count as usize, first << 16 | last);
     };
-    let write = |p: usize, r: u32, g: u64, carried: C| unsafe {
-        let e = ends_at.load(pad::<K, I>(p) * words);
+    let write = |r: u32, g: u64, edge: &RunEdge<C>| unsafe {
+        let e = ends_at.load(r as usize);
         let last = (e & 0xFFFF) as u64;
         let (offset, len) = if r == 0 {
-            let before = carried.widen();
+            let before = edge.carried.widen();
             (start - before, before + last + 1)
         } else {
             let first = (e >> 16) as u64;
@@ -175,5 +176,5 @@ pub unsafe fn non_trivial_runs<K: Element, C: Value + Element<Wide = u64>, const
         global::store(offsets.add(g as usize), C::from_u64(offset));
         global::store(lengths.add(g as usize), C::from_u64(len));
     };
-    unsafe { keep_runs::<C, Sum, B, I>(&t, pairs, ends, keep, write, count, cap) };
+    unsafe { emit_runs::<C, Sum, B, I, false>(&t, n, pairs, ends, emit, write, count, cap) };
 }
