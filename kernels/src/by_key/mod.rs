@@ -235,10 +235,11 @@ pub(crate) const fn positions_bytes(b: u32, items: usize) -> usize {
 
 /// Dynamic shared memory of a by-key kernel at block size `b` and `items`
 /// per thread: region A (staged `SA`, then outputs `OA`), region B
-/// (staged `SB`, then outputs `OB`), where `positions` says so the
-/// positions of the tile's runs (`u16`, for outputs read from the staged
-/// keys at the end: run-length encoding), the block scan's warp slots,
-/// the look-back's, one word and the tile's two edge flags.
+/// (staged `SB`, then outputs `OB`), where `positions` says so (the
+/// kernels that produce one output per run; not the scans) the positions
+/// of the tile's runs (`u16`, for outputs read from the staged keys at the
+/// end), the block scan's warp slots, the look-back's, one word and the
+/// tile's two edge flags.
 pub const fn smem_bytes<SA, OA, SB, OB>(b: u32, items: usize, positions: bool) -> usize {
     region_bytes::<SA, OA>(b, items)
         + region_bytes::<SB, OB>(b, items)
@@ -484,8 +485,7 @@ pub(crate) struct KeyTile<V: Value> {
 /// for the next launch, carve shared memory (region A stages the keys,
 /// then holds `OA` outputs; region B stages `values` when given, under
 /// `Op`'s fill, then holds `OB` outputs; the positions region where
-/// `POS`), take the tile's ticket, stage
-/// the tile and flag its keys.
+/// `POS`), take the tile's ticket, stage the tile and flag its keys.
 ///
 /// # Safety
 /// `keys` (and `values`) hold `n` elements; `temp` and `spare` as the

@@ -131,7 +131,7 @@ pub unsafe fn run_length_encode<K: Element, C: Value + Element<Wide = u64>, cons
 ///
 /// # Safety
 /// As [`run_length_encode`]; `offsets` and `lengths` hold `cap` elements.
-/// Shared memory: [`smem_bytes`](super::smem_bytes)`::<K, K, (), ()>(B, I, false)`, `I` from [`ntr_items`](super::policy::ntr_items).
+/// Shared memory: [`smem_bytes`](super::smem_bytes)`::<K, K, (), ()>(B, I, true)`, `I` from [`ntr_items`](super::policy::ntr_items).
 pub unsafe fn non_trivial_runs<K: Element, C: Value + Element<Wide = u64>, const B: u32, const I: usize>(
     input: *const K,
     offsets: *mut C,
