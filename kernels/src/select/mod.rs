@@ -984,8 +984,9 @@ entries! {
         => unique_by_key::<K, T, {B}, { policy::drop_items::<K>() }>;
         keys [u32, u64, i64] types [i32, u32, i64, u64, f32, f64] blocks [256];
     // Small tiles (at 32 threads: 1024 four-byte items, 512 eight-byte ones
-    // where items are dropped; 768 and 384 for the partitions), so that the tests can run hundreds of tiles on the emulator and make
-    // the look-back cross many windows.
+    // where items are dropped; 768 and 384 for the partitions), so that the
+    // tests can run hundreds of tiles on the emulator and make the
+    // look-back cross many windows.
     select_if(input: *const T, n: u64, out: *mut T, count: *mut u64, code: u32, threshold: u64,
               temp: *mut u64, spare: *mut u64, spare_words: u64)
         => select_if::<T, {B}, { policy::drop_items::<T>() }>;
