@@ -43,6 +43,8 @@ pub trait Element:
     const LOWEST: Self;
     /// The largest value (`+inf` for floats).
     const HIGHEST: Self;
+    /// A NaN for the floating-point types; `None` for integers.
+    const NAN: Option<Self>;
     fn add(self, o: Self) -> Self;
     fn mul(self, o: Self) -> Self;
     /// The smaller of two values (for floats, `b` when `a` is NaN, as
@@ -57,6 +59,8 @@ pub trait Element:
     /// [`Indexed`](crate::reduce::reduction::Indexed)`<Wide>` has no padding.
     type Wide: WideElement;
     fn widen(self) -> Self::Wide;
+    /// Back from [`Element::Wide`]: exact for what [`Element::widen`] gave.
+    fn narrow(w: Self::Wide) -> Self;
     /// The type sums, products, dot products and sums of squares of this
     /// type accumulate in and return: `i64` / `u64` for the 8- and 16-bit
     /// integers, `f32` for `f16` and `bf16`, the type itself otherwise (see
@@ -111,6 +115,7 @@ macro_rules! int_element {
             const ONE: Self = 1;
             const LOWEST: Self = <$t>::MIN;
             const HIGHEST: Self = <$t>::MAX;
+            const NAN: Option<Self> = None;
             #[inline(always)] fn add(self, o: Self) -> Self { self.wrapping_add(o) }
             #[inline(always)] fn mul(self, o: Self) -> Self { self.wrapping_mul(o) }
             #[inline(always)] fn min(self, o: Self) -> Self { if o < self { o } else { self } }
@@ -118,6 +123,7 @@ macro_rules! int_element {
             #[inline(always)] fn from_u64(v: u64) -> Self { v as $t }
             type Wide = $w;
             #[inline(always)] fn widen(self) -> $w { self as $w }
+            #[inline(always)] fn narrow(w: $w) -> Self { w as $t }
             type Acc = $acc;
             #[inline(always)] fn to_acc(self) -> $acc { self as $acc }
             #[inline(always)] fn abs(self) -> Self { $abs(self) }
@@ -150,6 +156,7 @@ macro_rules! float_element {
             const ONE: Self = 1.0;
             const LOWEST: Self = <$t>::NEG_INFINITY;
             const HIGHEST: Self = <$t>::INFINITY;
+            const NAN: Option<Self> = Some(<$t>::NAN);
             #[inline(always)] fn add(self, o: Self) -> Self { self + o }
             #[inline(always)] fn mul(self, o: Self) -> Self { self * o }
             #[inline(always)] fn min(self, o: Self) -> Self { <$t>::min(self, o) }
@@ -157,6 +164,7 @@ macro_rules! float_element {
             #[inline(always)] fn from_u64(v: u64) -> Self { v as $t }
             type Wide = f64;
             #[inline(always)] fn widen(self) -> f64 { self as f64 }
+            #[inline(always)] fn narrow(w: f64) -> Self { w as $t }
             type Acc = $t;
             #[inline(always)] fn to_acc(self) -> $t { self }
             #[inline(always)] fn abs(self) -> Self { if self < 0.0 { -self } else { self } }
@@ -182,6 +190,7 @@ macro_rules! half_element {
             const ONE: Self = $t::ONE;
             const LOWEST: Self = $t::NEG_INFINITY;
             const HIGHEST: Self = $t::INFINITY;
+            const NAN: Option<Self> = Some($t::NAN);
             #[inline(always)] fn add(self, o: Self) -> Self { $t::from_f32(self.to_acc() + o.to_acc()) }
             #[inline(always)] fn mul(self, o: Self) -> Self { $t::from_f32(self.to_acc() * o.to_acc()) }
             #[inline(always)] fn min(self, o: Self) -> Self {
@@ -195,6 +204,7 @@ macro_rules! half_element {
             #[inline(always)] fn from_u64(v: u64) -> Self { $t::from_f32(v as f32) }
             type Wide = f64;
             #[inline(always)] fn widen(self) -> f64 { self.to_acc() as f64 }
+            #[inline(always)] fn narrow(w: f64) -> Self { $t::from_f32(w as f32) }
             type Acc = f32;
             #[inline(always)] fn to_acc(self) -> f32 { $to_f32(self.to_bits()) }
             #[inline(always)] fn abs(self) -> Self { $t::from_bits(self.to_bits() & 0x7fff) }

@@ -143,15 +143,21 @@ where
         exact(got, x.iter().fold(T::LOWEST, |a, &b| if b > a { b } else { a }))
     }
 }
-/// Index of the first extreme element (global), or `u64::MAX` when empty.
+/// Index (global) of the first extreme element, NaNs ignored; the
+/// segment's first index when every element is a NaN; `u64::MAX` when
+/// empty.
+#[allow(clippy::eq_op)]
 fn first_extreme<T: TestType>(x: &[T], start: usize, better: impl Fn(T, T) -> bool) -> u64 {
+    if x.is_empty() {
+        return u64::MAX;
+    }
     let mut best: Option<usize> = None;
     for (i, &v) in x.iter().enumerate() {
-        if best.is_none_or(|b| better(v, x[b])) {
+        if v == v && best.is_none_or(|b| better(v, x[b])) {
             best = Some(i);
         }
     }
-    best.map_or(u64::MAX, |b| (start + b) as u64)
+    (start + best.unwrap_or(0)) as u64
 }
 impl<T: TestType> TestOp<T> for ArgMin
 where
@@ -490,6 +496,44 @@ backend_test!(argmin_of_nan_and_empty_segments, |ctx| {
     assert_eq!(out.to_vec().unwrap(), [0, u64::MAX, 2, 4]);
 });
 
+// Argmin and argmax of floats among NaNs, zeros of both signs and
+// infinities, at every density of NaNs (none, some, most, all), over
+// segments from runs of 1 to several tiles: NaNs are ignored, a segment of
+// NaNs alone gives its first index, `-0.0` and `0.0` tie (the first wins).
+backend_test!(float_argmin_argmax_among_nans, |ctx| {
+    let t = tile::<f32>();
+    let max = if ctx.backend() == BackendKind::Cuda { 1 << 20 } else { 3 * t + 5 };
+    let (own, first) = (ctx.segmented(), ctx.segmented().bounds_from(0));
+    macro_rules! go {
+        ($t:ty, $op:ty) => {{
+            let sizes = prop_oneof![1 => proptest::sample::select(vec![1, 33, t, t + 1, 2 * t + 3]), 1 => 1..=max];
+            let means = proptest::sample::select(vec![1usize, 3, 16, 100, 512, t, 3 * t]);
+            let nans = proptest::sample::select(vec![0u64, 10, 60, 97, 100]);
+            check(cases(ctx, 4, 16), (sizes, means, nans, any::<u64>()), |(n, mean, nans, seed)| {
+                let mut rng = Rng(seed);
+                let special = [<$t>::NAN, -0.0, 0.0, <$t>::INFINITY, <$t>::NEG_INFINITY];
+                let x: Vec<$t> = (0..n)
+                    .map(|_| {
+                        if rng.below(100) < nans {
+                            <$t>::NAN
+                        } else if rng.below(4) == 0 {
+                            special[1 + rng.below(4) as usize]
+                        } else {
+                            (rng.below(16) as $t - 8.0) / 4.0
+                        }
+                    })
+                    .collect();
+                let seg = if seed & 1 == 0 { &own } else { &first };
+                run_offsets::<$t, $op>(ctx, seg, &x, &random_offsets(n, mean, seed))
+            });
+        }};
+    }
+    go!(f32, ArgMin);
+    go!(f32, ArgMax);
+    go!(f64, ArgMin);
+    go!(f64, ArgMax);
+});
+
 // GPU only: large inputs of the headline shapes (2^4, 2^9, 2^20 and
 // mixed lengths) against the CPU.
 backend_test!(large_inputs_gpu_only, |ctx| {
@@ -625,3 +669,31 @@ fn beyond_32_bit_indexing_with_a_segment_past_2_31_on_the_gpu() {
         }
     });
 }
+
+// Argmin and argmax over segments about a tile long, across several
+// tiles: most tiles lie inside one segment (their part of it is a block
+// reduction, not the scan) and the segments' ties cross tile edges. An
+// 8-byte part packed beside a `u32` (an `f64` at 4-byte alignment) made
+// ptxas store wrong halves here on the GPU (135 of 150 `f64` argmax
+// cases failed) while the emulator passed.
+backend_test!(argmin_argmax_over_whole_tiles, |ctx| {
+    let draws = cases(ctx, 4, 40) as u64;
+    let seed0 = gpuprim_tests::draw(any::<u64>());
+    fn go<T: TestType, Op: TestOp<T>>(ctx: &Context, draws: u64, seed0: u64) {
+        let t = tile::<T>();
+        for i in 0..draws {
+            let seed = seed0 ^ i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            let n = 6 * t + (seed % t as u64) as usize;
+            let x = data::<T, Op>(n, seed);
+            let seg = if seed & 1 == 0 { ctx.segmented() } else { ctx.segmented().bounds_from(0) };
+            run_offsets::<T, Op>(ctx, &seg, &x, &random_offsets(n, t, seed))
+                .unwrap_or_else(|e| panic!("`{}` on {}, seed {seed}: {e}", Op::NAME, T::NAME));
+        }
+    }
+    go::<f64, ArgMax>(ctx, draws, seed0);
+    go::<f64, ArgMin>(ctx, draws, seed0);
+    go::<f32, ArgMax>(ctx, draws, seed0);
+    go::<f32, ArgMin>(ctx, draws, seed0);
+    go::<i64, ArgMax>(ctx, draws, seed0);
+    go::<u32, ArgMin>(ctx, draws, seed0);
+});

@@ -1,4 +1,4 @@
-//! Block-wide reduction over a commutative operator.
+//! Block-wide reduction: over a commutative operator, or in thread order.
 
 use crate::gpu::{self, Shared, WARP_SIZE};
 use crate::ops::{Item, Monoid};
@@ -22,8 +22,29 @@ struct Slot<A>(A);
 /// Every thread of the block must call it (it contains a barrier).
 #[inline(always)]
 pub fn reduce<T: Item, Op: Monoid<T>, const B: u32>(v: T, slots: Shared<T>) -> T {
+    reduce_with::<T, Op, B, false>(v, slots)
+}
+
+/// [`reduce`] keeping the threads' order ([`crate::warp::reduce_in_order`]
+/// in each warp, then over the warps' totals in warp order), for
+/// operators that need not commute: thread 0 gets `v_0 . v_1 . ... .
+/// v_B-1`. The same shuffles, slots and barrier.
+///
+/// Every thread of the block must call it (it contains a barrier).
+#[inline(always)]
+pub fn reduce_in_order<T: Item, Op: Monoid<T>, const B: u32>(v: T, slots: Shared<T>) -> T {
+    reduce_with::<T, Op, B, true>(v, slots)
+}
+
+#[inline(always)]
+fn warp_reduce<T: Item, Op: Monoid<T>, const ORDERED: bool>(v: T) -> T {
+    if ORDERED { crate::warp::reduce_in_order::<T, Op>(v) } else { crate::warp::reduce::<T, Op>(v) }
+}
+
+#[inline(always)]
+fn reduce_with<T: Item, Op: Monoid<T>, const B: u32, const ORDERED: bool>(v: T, slots: Shared<T>) -> T {
     const { assert!(B.is_power_of_two() && B >= 32 && B <= 1024, "block size must be a power of two in 32..=1024") };
-    let v = crate::warp::reduce::<T, Op>(v);
+    let v = warp_reduce::<T, Op, ORDERED>(v);
     if B == WARP_SIZE {
         return v;
     }
@@ -39,7 +60,7 @@ pub fn reduce<T: Item, Op: Monoid<T>, const B: u32>(v: T, slots: Shared<T>) -> T
     if w == 0 {
         // SAFETY: lane < warps is inside the slots.
         let mine = if lane < warps { unsafe { slots.load(lane as usize) }.0 } else { Op::identity() };
-        total = crate::warp::reduce::<T, Op>(mine);
+        total = warp_reduce::<T, Op, ORDERED>(mine);
     }
     total
 }

@@ -256,6 +256,9 @@ const _: () = {
 pub trait Extreme: Copy + 'static {
     /// Whether `a` beats `b` (ties go to the smaller index elsewhere).
     fn beats<W: Element>(a: W, b: W) -> bool;
+    /// The better of `a` and `b` ([`Element::min`] or [`Element::max`]:
+    /// a NaN loses to a number).
+    fn keep<W: Element>(a: W, b: W) -> W;
     /// The value every element beats or ties.
     fn worst<W: Element>() -> W;
 }
@@ -271,6 +274,10 @@ impl Extreme for Smallest {
         a.total_lt(b)
     }
     #[inline(always)]
+    fn keep<W: Element>(a: W, b: W) -> W {
+        a.min(b)
+    }
+    #[inline(always)]
     fn worst<W: Element>() -> W {
         W::HIGHEST
     }
@@ -282,6 +289,10 @@ impl Extreme for Largest {
         // neither a NaN, `total_lt` is `<`; through `Element` the half
         // types compare as f32, not with `half`'s software `PartialOrd`.)
         !a.is_nan() && (b.is_nan() || b.total_lt(a))
+    }
+    #[inline(always)]
+    fn keep<W: Element>(a: W, b: W) -> W {
+        a.max(b)
     }
     #[inline(always)]
     fn worst<W: Element>() -> W {

@@ -22,11 +22,13 @@ pub mod flat;
 pub mod policy;
 pub mod ranges;
 
+use crate::gpu::warp::Shuffle;
 #[allow(unused_imports)]
 use crate::ops::*;
 use crate::reduce::reduction::{Arg, Extreme, Indexed, Plain, Raw, Reduction, pick};
 #[allow(unused_imports)]
 use crate::reduce::reduction::{Largest, Smallest};
+use core::mem::size_of;
 use flat::{segmented_bounds, segmented_reduce, segmented_spine};
 use ranges::segmented_ranges;
 
@@ -52,10 +54,71 @@ pub trait SegmentedReduction: Reduction<In: Element> {
     fn run_push(run: Self::Run, x: Self::In, j: u32) -> Self::Run;
     /// The run as an accumulator, its offsets counted from `p0`.
     fn run_end(run: Self::Run, p0: u64) -> Self::Acc;
+    /// What the tile's block scan carries for a thread: the accumulator
+    /// itself for [`Plain`]; for [`Arg`] the best element and its position
+    /// in the tile ([`ArgPart`]: 8 bytes for 4-byte types instead of 16,
+    /// compared in 32 bits), widened once per thread where a segment's
+    /// result or the tile's record needs the accumulator.
+    type Part: Shuffle;
+    /// The part of no element.
+    fn part_identity() -> Self::Part;
+    /// `a` followed by `b` (`b`'s elements at later positions of the tile).
+    fn part_combine(a: Self::Part, b: Self::Part) -> Self::Part;
+    /// A run that began at the identity, its offset 0 at tile position
+    /// `local0`.
+    fn run_part(run: Self::Run, local0: u32) -> Self::Part;
+    /// An accumulator of elements of the tile that starts at element `a`.
+    fn part_of(acc: Self::Acc, a: u64) -> Self::Part;
+    /// The part as an accumulator (the tile starts at element `a`).
+    fn part_acc(p: Self::Part, a: u64) -> Self::Acc;
+}
+
+/// An argmin/argmax [`SegmentedReduction::Part`]: the best element of a
+/// stretch of a tile and its tile position (`u32::MAX`: none, `best` then
+/// the starting value). The position is kept as the bits of a `T`
+/// ([`pos_bits`]), so that the pair is two `T`s: no padding, 8 bytes for
+/// 4-byte types (two shuffles), and an 8-byte `T` stays 8-byte aligned.
+/// (A `u32` beside an `f64`, packed to 12 bytes, had LLVM split the
+/// `f64`'s shared stores into 32-bit halves, and ptxas 13.0 for sm_90
+/// then stored the low half as a conversion of the value to an integer
+/// (`F2I.U32.F64.TRUNC`): wrong argmax results on the GPU only.)
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct ArgPart<T> {
+    best: T,
+    at: T,
+}
+
+// SAFETY: two elements of one type (plain numbers, any bit pattern
+// another lane has), no padding: 2 to 16 bytes.
+unsafe impl<T: Element> Shuffle for ArgPart<T> {}
+
+/// Tile position `p` as the bits of a 4- or 8-byte `T` (zero-extended,
+/// little-endian), never used as a number.
+#[inline(always)]
+fn pos_bits<T: Copy>(p: u32) -> T {
+    const { assert!(size_of::<T>() == 4 || size_of::<T>() == 8, "positions as the bits of 4- or 8-byte elements") };
+    let w = p as u64;
+    // SAFETY: T is 4 or 8 bytes of plain data (an `Element`), read from
+    // the low bytes of `w`.
+    unsafe { core::ptr::read_unaligned(&w as *const u64 as *const T) }
+}
+
+/// The tile position kept by [`pos_bits`].
+#[inline(always)]
+fn bits_pos<T: Copy>(t: T) -> u32 {
+    let mut w = 0u64;
+    // SAFETY: 4 or 8 bytes (as `pos_bits` asserts) into the low bytes.
+    unsafe {
+        core::ptr::copy_nonoverlapping(&t as *const T as *const u8, &mut w as *mut u64 as *mut u8, size_of::<T>())
+    };
+    w as u32
 }
 
 /// An argmin/argmax run: what came before it (`lead`) and its own best
-/// element at offset `at` (`u32::MAX`: none yet).
+/// element at offset `at` (`u32::MAX`: none yet; `best` is then the
+/// starting value, a NaN for floats; see [`SegmentedReduction::run_push`]
+/// for [`Arg`]).
 #[derive(Clone, Copy)]
 pub struct ArgRun<T, W> {
     lead: Indexed<W>,
@@ -84,6 +147,27 @@ impl<T: Element, Op: Accumulate<T>> SegmentedReduction for Plain<T, Op> {
     fn run_end(run: Op::Acc, _p0: u64) -> Op::Acc {
         run
     }
+    type Part = Op::Acc;
+    #[inline(always)]
+    fn part_identity() -> Op::Acc {
+        Self::identity()
+    }
+    #[inline(always)]
+    fn part_combine(a: Op::Acc, b: Op::Acc) -> Op::Acc {
+        Self::combine(a, b)
+    }
+    #[inline(always)]
+    fn run_part(run: Op::Acc, _local0: u32) -> Op::Acc {
+        run
+    }
+    #[inline(always)]
+    fn part_of(acc: Op::Acc, _a: u64) -> Op::Acc {
+        acc
+    }
+    #[inline(always)]
+    fn part_acc(p: Op::Acc, _a: u64) -> Op::Acc {
+        p
+    }
 }
 
 /// Argmin/argmax: the index (into the whole input) of the segment's first
@@ -103,20 +187,33 @@ impl<T: Element, E: Extreme> SegmentedReduction for Arg<T, E> {
         }
     }
     type Run = ArgRun<T, T::Wide>;
+    /// The run starts from a NaN for floats, from the worst value for
+    /// integers.
     #[inline(always)]
     fn run_from(lead: Indexed<T::Wide>) -> Self::Run {
-        ArgRun { lead, best: T::ZERO, at: u32::MAX }
+        ArgRun { lead, best: T::NAN.unwrap_or(E::worst::<T>()), at: u32::MAX }
     }
-    /// Items come in rising order, so a tie keeps the earlier one: only
-    /// a strictly better element (or the first) takes over.
+    /// Items come in rising order, so a tie keeps the earlier one: `best`
+    /// becomes the better of it and `x` ([`Extreme::keep`], which ignores
+    /// NaNs), and `x` is taken where that changed it (for integers, also
+    /// where it is the first). Floats start from a NaN, so the first
+    /// number changes `best`; NaNs before it are taken too (a NaN differs
+    /// from a NaN) and leave `best` a NaN. A run of NaNs alone so ends
+    /// with a NaN candidate, which [`pick`] drops against its lead (every
+    /// accumulator, the identity included, beats a NaN), as before.
+    /// `-0.0` and `0.0` compare equal: neither takes over from the other.
+    ///
+    /// A min or max, a compare and a select an item, for every type
+    /// ([`Extreme::beats`] with its NaN tests took `f32` five, and ptxas
+    /// sm_90 kept the loops rolled around branches). Testing for the NaN
+    /// in `run_end` instead let ptxas move a straight loop's selects
+    /// behind that branch in some kernels, with every running best kept
+    /// live (56 registers instead of 48).
     #[inline(always)]
     fn run_push(run: Self::Run, x: T, j: u32) -> Self::Run {
-        let take = run.at == u32::MAX || E::beats(x, run.best);
-        ArgRun {
-            lead: run.lead,
-            best: core::hint::select_unpredictable(take, x, run.best),
-            at: core::hint::select_unpredictable(take, j, run.at),
-        }
+        let new = E::keep(run.best, x);
+        let take = (new != run.best) | (T::NAN.is_none() & (run.at == u32::MAX));
+        ArgRun { lead: run.lead, best: new, at: core::hint::select_unpredictable(take, j, run.at) }
     }
     #[inline(always)]
     fn run_end(run: Self::Run, p0: u64) -> Indexed<T::Wide> {
@@ -125,6 +222,41 @@ impl<T: Element, E: Extreme> SegmentedReduction for Arg<T, E> {
         } else {
             pick::<T::Wide, E>(run.lead, Indexed { value: run.best.widen(), index: p0 + run.at as u64 })
         }
+    }
+    type Part = ArgPart<T>;
+    #[inline(always)]
+    fn part_identity() -> ArgPart<T> {
+        ArgPart { best: T::NAN.unwrap_or(E::worst::<T>()), at: pos_bits(u32::MAX) }
+    }
+    /// `b` takes over where it has an element and `a` has none or a worse
+    /// one (both are numbers where they have one: [`Self::run_part`]).
+    #[inline(always)]
+    fn part_combine(a: ArgPart<T>, b: ArgPart<T>) -> ArgPart<T> {
+        let (ab, bb) = (a.best, b.best);
+        let take = (bits_pos(b.at) != u32::MAX) & ((bits_pos(a.at) == u32::MAX) | (E::keep(ab, bb) != ab));
+        core::hint::select_unpredictable(take, b, a)
+    }
+    /// A run of NaNs alone (its `best` a NaN) is a part of none.
+    #[inline(always)]
+    fn run_part(run: Self::Run, local0: u32) -> ArgPart<T> {
+        if run.at == u32::MAX || run.best.is_nan() {
+            Self::part_identity()
+        } else {
+            ArgPart { best: run.best, at: pos_bits(local0 + run.at) }
+        }
+    }
+    #[inline(always)]
+    fn part_of(acc: Indexed<T::Wide>, a: u64) -> ArgPart<T> {
+        if acc.index == u64::MAX {
+            Self::part_identity()
+        } else {
+            ArgPart { best: T::narrow(acc.value), at: pos_bits((acc.index - a) as u32) }
+        }
+    }
+    #[inline(always)]
+    fn part_acc(p: ArgPart<T>, a: u64) -> Indexed<T::Wide> {
+        let at = bits_pos(p.at);
+        if at == u32::MAX { Self::identity() } else { Indexed { value: p.best.widen(), index: a + at as u64 } }
     }
 }
 

@@ -62,6 +62,29 @@ pub fn reduce<T: Item, Op: Monoid<T>>(mut v: T) -> T {
     v
 }
 
+/// Reduce `v` across the warp keeping the lanes' order, for operators
+/// that need not commute: lane `i` first combines lane `i + 1`'s value
+/// into its own, then `i + 2`'s pair, `i + 4`'s four, so lane 0 ends with
+/// `v_0 . v_1 . ... . v_31` in that order. Five `shfl.down` steps and
+/// combines, as [`reduce`]. The total is valid in lane 0 only (lanes near
+/// the top combine their own value again where the shuffle runs past lane
+/// 31).
+///
+/// ```text
+/// step 1: lane i = v_i . v_i+1
+/// step 2: lane i = (v_i . v_i+1) . (v_i+2 . v_i+3)     ...
+/// ```
+#[inline(always)]
+#[track_caller]
+pub fn reduce_in_order<T: Item, Op: Monoid<T>>(mut v: T) -> T {
+    let mut offset = 1;
+    while offset < WARP_SIZE {
+        v = Op::combine(v, warp::shfl_down(v, offset));
+        offset *= 2;
+    }
+    v
+}
+
 /// The combine of `v` over the warp in butterfly order (five `shfl.xor`
 /// steps), in every lane: for commutative operators only.
 #[inline(always)]
