@@ -70,6 +70,11 @@ pub struct ArtifactArgs {
     /// files instead of writing them; fail on any difference.
     #[arg(long)]
     pub check: bool,
+    /// For experiments: build the PTX, assemble only the modules whose key
+    /// contains this text (sm_90, `ptxas -v`), print each entry's
+    /// registers, stack and spills, and write nothing else.
+    #[arg(long, conflicts_with = "check")]
+    pub only: Option<String>,
 }
 
 pub fn run(repo: &Repo, setup: &Setup, args: &ArtifactArgs) -> Result<()> {
@@ -79,6 +84,9 @@ pub fn run(repo: &Repo, setup: &Setup, args: &ArtifactArgs) -> Result<()> {
     check_resolved(&ptx)?;
     let parsed = parse(&ptx).with_context(|| format!("splitting {}", repo.rel(&ptx_path)))?;
     let modules = split(&parsed)?;
+    if let Some(only) = &args.only {
+        return report_only(setup, repo, &modules, only);
+    }
     let (testing, shipped): (Vec<&Module>, Vec<&Module>) =
         modules.iter().partition(|m| m.key.starts_with(TESTING_PREFIX));
     ensure!(!shipped.is_empty(), "the kernels' PTX has no shipped modules");
@@ -165,6 +173,30 @@ pub fn run(repo: &Repo, setup: &Setup, args: &ArtifactArgs) -> Result<()> {
         println!("artifact: wrote {MANIFEST} ({})", util::secs(start.elapsed()));
         Ok(())
     }
+}
+
+/// `--only`: the matching modules' `ptxas -v` report for sm_90.
+fn report_only(setup: &Setup, repo: &Repo, modules: &[Module], only: &str) -> Result<()> {
+    let dir = repo.root.join(MODULES_DIR).join("only");
+    fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let mut any = false;
+    for m in modules.iter().filter(|m| m.key.contains(only)) {
+        any = true;
+        let path = dir.join(format!("{}.ptx", m.key));
+        fs::write(&path, &m.ptx).with_context(|| format!("writing {}", path.display()))?;
+        let out = std::process::Command::new(&setup.ptxas)
+            .args(["--gpu-name", "sm_90", "-v", "-o"])
+            .arg(dir.join(format!("{}.cubin", m.key)))
+            .arg(&path)
+            .output()
+            .with_context(|| format!("running {}", setup.ptxas.display()))?;
+        let report = String::from_utf8_lossy(&out.stderr);
+        let lines: Vec<&str> = report.lines().filter(|l| l.contains("Used") || l.contains("spill")).collect();
+        println!("{}: {}", m.key, lines.join(" | ").replace("ptxas info    : ", ""));
+        ensure!(out.status.success(), "ptxas failed on {}", m.key);
+    }
+    ensure!(any, "no module key contains {only:?}");
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------

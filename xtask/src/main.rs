@@ -184,7 +184,7 @@ fn ci(repo: &Repo, setup: &setup::Setup) -> Result<()> {
                 )
             }),
         ),
-        ("artifact", Box::new(|| artifact::run(repo, setup, &artifact::ArtifactArgs { check: true }))),
+        ("artifact", Box::new(|| artifact::run(repo, setup, &artifact::ArtifactArgs { check: true, only: None }))),
         ("ptx", Box::new(|| ptx::run(repo, setup, &ptx::PtxArgs { arch: "sm_90".into(), quiet: false }))),
         ("test", Box::new(|| testrun::run(repo, &testrun::TestOptions { extra: Vec::new(), no_fail_fast: true }))),
         ("consumer", Box::new(|| consumer::run(repo))),
