@@ -3,7 +3,10 @@
 //! of mixed lengths (1..=2^16, see [`super::data`]); the stream-ordered
 //! `reduce_with_temp` with the offsets' check off (`check(false)`: no host
 //! wait, as CUB, which checks nothing) and temporary storage made once per
-//! size.
+//! size. `segmented_ranges` is the sum over the same segments given as
+//! begin/end pairs (two views of the offsets, as CUB's begin and end
+//! iterators): the one-warp-per-segment kernel beside the flat one, on the
+//! same inputs (CUB's twin is the same `DeviceSegmentedReduce::Sum`).
 //!
 //! Bytes, `s` = size of `T`, `S` = segments: read `n s + 8 (S + 1)`
 //! (values and offsets); written `S s` (sum) or `8 S` (argmin: a u64
@@ -29,21 +32,36 @@ fn cases_for<T: Elem>() -> Vec<DataCase> {
     let mut v = Vec::new();
     for len in LENGTHS {
         let dist = len.map_or("mixed".to_string(), |l| format!("len{l}"));
-        for (name, argmin) in [("segmented_reduce", false), ("segmented_argmin", true)] {
+        for (name, how) in
+            [("segmented_reduce", How::Sum), ("segmented_argmin", How::ArgMin), ("segmented_ranges", How::Ranges)]
+        {
             v.push(DataCase::new::<T, _>(
                 GROUP,
                 format!("{name}/{dist}"),
                 DataKey::Segments(len),
                 &[Part::Vals, Part::Offsets],
-                move |ctx, d| Run::<T>::new(ctx, d, argmin),
+                move |ctx, d| Run::<T>::new(ctx, d, how),
             ));
         }
     }
     v
 }
 
+/// What a case runs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum How {
+    /// `reduce_with_temp` with `Sum` over the offsets (the flat kernel).
+    Sum,
+    /// `reduce_with_temp` with `ArgMin` over the offsets.
+    ArgMin,
+    /// `reduce_ranges_with_temp` with `Sum`, begins and ends the offsets'
+    /// two views (one warp per segment).
+    Ranges,
+}
+
 struct Run<T: Elem> {
     argmin: bool,
+    how: How,
     d: Rc<DataSet<T>>,
     temp: SegmentedTemp,
     sums: DeviceBuffer<T>,
@@ -51,12 +69,14 @@ struct Run<T: Elem> {
 }
 
 impl<T: Elem> Run<T> {
-    fn new(ctx: &Context, d: Rc<DataSet<T>>, argmin: bool) -> Res<Self> {
+    fn new(ctx: &Context, d: Rc<DataSet<T>>, how: How) -> Res<Self> {
+        let argmin = how == How::ArgMin;
         let segs = d.offsets.len() - 1;
         let seg = ctx.segmented().check(false);
         let temp = if argmin { seg.temp::<T, ArgMin>(d.n)? } else { seg.temp::<T, Sum>(d.n)? };
         Ok(Run {
             argmin,
+            how,
             temp,
             sums: poisoned(ctx, if argmin { 0 } else { segs })?,
             indices: poisoned(ctx, if argmin { segs } else { 0 })?,
@@ -68,10 +88,16 @@ impl<T: Elem> Run<T> {
 impl<T: Elem> Prepared for Run<T> {
     fn run(&mut self, ctx: &Context, c: usize) -> gpuprim::Result<()> {
         let (d, seg) = (&self.d, ctx.segmented().check(false));
-        if self.argmin {
-            seg.reduce_with_temp(&d.d_vals[c], &d.d_offsets[c], &mut self.indices, ArgMin, &mut self.temp)
-        } else {
-            seg.reduce_with_temp(&d.d_vals[c], &d.d_offsets[c], &mut self.sums, Sum, &mut self.temp)
+        match self.how {
+            How::ArgMin => {
+                seg.reduce_with_temp(&d.d_vals[c], &d.d_offsets[c], &mut self.indices, ArgMin, &mut self.temp)
+            }
+            How::Sum => seg.reduce_with_temp(&d.d_vals[c], &d.d_offsets[c], &mut self.sums, Sum, &mut self.temp),
+            How::Ranges => {
+                let segs = d.offsets.len() - 1;
+                let (begins, ends) = (d.d_offsets[c].slice(..segs)?, d.d_offsets[c].slice(1..)?);
+                seg.reduce_ranges_with_temp(&d.d_vals[c], &begins, &ends, &mut self.sums, Sum, &mut self.temp)
+            }
         }
     }
 

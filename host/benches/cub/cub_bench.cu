@@ -882,7 +882,8 @@ void run_type(Gpu& gpu, const Options& o, std::vector<Result>& out) {
 //   unique, run_length_encode, non_trivial_runs  /runL   the run values
 //   unique_by_key, reduce_by_key (sum), inclusive_scan_by_key,
 //       exclusive_scan_by_key (sum, init 0)  /runL   u64 keys, random values
-//   segmented_reduce (sum), segmented_argmin  /lenL or /mixed   random values,
+//   segmented_reduce (sum), segmented_argmin, segmented_ranges (sum)
+//       /lenL or /mixed   random values,
 //       u64 offsets (CSR; begin = offsets, end = offsets + 1)
 // Counts: CUB writes them to an int64_t; run lengths and offsets are int.
 
@@ -955,8 +956,10 @@ bool parse_data_case(const std::string& name, DataSpec& d) {
     d.param = v;
     return true;
   }
-  if (prim == "segmented_reduce" || prim == "segmented_argmin") {
-    d.prim = prim == "segmented_reduce" ? Prim::SegmentedReduce : Prim::SegmentedArgMin;
+  // segmented_ranges: our sum over begin/end pairs (two views of the
+  // offsets); CUB's begin and end iterators are the same call.
+  if (prim == "segmented_reduce" || prim == "segmented_argmin" || prim == "segmented_ranges") {
+    d.prim = prim == "segmented_argmin" ? Prim::SegmentedArgMin : Prim::SegmentedReduce;
     d.kind = Kind::Segments;
     if (dist == "mixed") {
       d.param = 0;
