@@ -479,6 +479,20 @@ backend_test!(every_operation_is_exact_at_tile_edges_for_runs_of_one_of_n_and_be
                 }
             }
         }
+        // The benchmarked shapes: `u64` keys with 4-byte values, whose
+        // tiles take 12 items a thread (16 for `u32` keys above).
+        if block == DEFAULT_BLOCK {
+            let tile = by.tile_len::<u64, i32>() as usize;
+            for n in [tile - 1, tile, tile + 1, 2 * tile + 1, 5 * tile + 3] {
+                for runs in [Runs::Ones, Runs::One, Runs::Mean(3), Runs::Mean(tile as u64 / 2 + 1)] {
+                    let c = Case { n, seed: n as u64 * 41 + 7, runs };
+                    reduce_case::<u64, i32, Sum>(ctx, &by, c).unwrap();
+                    reduce_case::<u64, f32, Max>(ctx, &by, c).unwrap();
+                    scan_case::<u64, i32, Sum>(ctx, &by, c, n % 2 == 0).unwrap();
+                    scan_case::<u64, f32, Min>(ctx, &by, c, n % 2 == 1).unwrap();
+                }
+            }
+        }
     }
 });
 
