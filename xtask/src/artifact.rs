@@ -30,6 +30,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail, ensure};
 
+use crate::ptx;
 use crate::setup::Setup;
 use crate::util::{self, Repo};
 
@@ -175,27 +176,24 @@ pub fn run(repo: &Repo, setup: &Setup, args: &ArtifactArgs) -> Result<()> {
     }
 }
 
-/// `--only`: the matching modules' `ptxas -v` report for sm_90.
+/// `--only`: the matching modules' `ptxas -v` report for sm_90, entries
+/// only, as `cargo xtask ptx` prints them.
 fn report_only(setup: &Setup, repo: &Repo, modules: &[Module], only: &str) -> Result<()> {
     let dir = repo.root.join(MODULES_DIR).join("only");
     fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    let mut any = false;
+    let mut entries = BTreeMap::new();
     for m in modules.iter().filter(|m| m.key.contains(only)) {
-        any = true;
         let path = dir.join(format!("{}.ptx", m.key));
         fs::write(&path, &m.ptx).with_context(|| format!("writing {}", path.display()))?;
-        let out = std::process::Command::new(&setup.ptxas)
-            .args(["--gpu-name", "sm_90", "-v", "-o"])
-            .arg(dir.join(format!("{}.cubin", m.key)))
-            .arg(&path)
-            .output()
-            .with_context(|| format!("running {}", setup.ptxas.display()))?;
+        let mut cmd = Command::new(&setup.ptxas);
+        cmd.args(["--gpu-name", "sm_90", "-v", "-o"]).arg(dir.join(format!("{}.cubin", m.key))).arg(&path);
+        let out = util::capture(&mut cmd)?;
         let report = String::from_utf8_lossy(&out.stderr);
-        let lines: Vec<&str> = report.lines().filter(|l| l.contains("Used") || l.contains("spill")).collect();
-        println!("{}: {}", m.key, lines.join(" | ").replace("ptxas info    : ", ""));
-        ensure!(out.status.success(), "ptxas failed on {}", m.key);
+        ensure!(out.status.success(), "ptxas failed on {} ({}):\n{}", m.key, out.status, report.trim_end());
+        entries.extend(ptx::parse_report(&report).into_iter().filter(|(_, r)| r.entry));
     }
-    ensure!(any, "no module key contains {only:?}");
+    ensure!(!entries.is_empty(), "no module key contains {only:?}");
+    ptx::print_table(&entries.iter().collect::<Vec<_>>());
     Ok(())
 }
 

@@ -142,7 +142,7 @@ pub fn run(repo: &Repo, setup: &Setup, args: &PtxArgs) -> Result<()> {
     Ok(())
 }
 
-fn print_table(entries: &[(&String, &Resources)]) {
+pub fn print_table(entries: &[(&String, &Resources)]) {
     let w = entries.iter().map(|(n, _)| n.len()).max().unwrap_or(5).max(5);
     println!(
         "{:<w$}  {:>4}  {:>4}  {:>6}  {:>8}  {:>8}  {:>6}",
