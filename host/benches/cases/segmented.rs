@@ -60,7 +60,6 @@ enum How {
 }
 
 struct Run<T: Elem> {
-    argmin: bool,
     how: How,
     d: Rc<DataSet<T>>,
     temp: SegmentedTemp,
@@ -75,7 +74,6 @@ impl<T: Elem> Run<T> {
         let seg = ctx.segmented().check(false);
         let temp = if argmin { seg.temp::<T, ArgMin>(d.n)? } else { seg.temp::<T, Sum>(d.n)? };
         Ok(Run {
-            argmin,
             how,
             temp,
             sums: poisoned(ctx, if argmin { 0 } else { segs })?,
@@ -104,7 +102,7 @@ impl<T: Elem> Prepared for Run<T> {
     fn check(&mut self, _ctx: &Context) -> Result<(), String> {
         let (d, segs) = (&self.d, self.d.offsets.len() - 1);
         let range = |j: usize| d.offsets[j] as usize..d.offsets[j + 1] as usize;
-        if self.argmin {
+        if self.how == How::ArgMin {
             // The first smallest element's index in the whole input.
             let want: Vec<u64> = (0..segs)
                 .map(|j| {
@@ -132,6 +130,6 @@ impl<T: Elem> Prepared for Run<T> {
 
     fn moved(&self) -> Moved {
         let (n, s, segs) = (self.d.n as u64, T::TY.size() as u64, self.d.offsets.len() as u64 - 1);
-        Moved { read: n * s + 8 * (segs + 1), written: segs * if self.argmin { 8 } else { s } }
+        Moved { read: n * s + 8 * (segs + 1), written: segs * if self.how == How::ArgMin { 8 } else { s } }
     }
 }
