@@ -494,12 +494,23 @@ impl<'c> Segmented<'c> {
                 Some(f) => {
                     let at = region.temp + policy::records_layout::<Op::Acc>(tiles)[3] as u64;
                     let tile_len = policy::tile_len::<T>(self.block);
-                    let args =
-                        [Arg::Ptr(offsets), segments.into(), n.into(), tile_len.into(), tiles.into(), Arg::Ptr(at)];
-                    // One warp per tile edge, 8 a block.
-                    let cfg = LaunchConfig { grid: (tiles + 1).div_ceil(8) as u32, block: 256, shared_bytes: 0 };
+                    let args = [
+                        Arg::Ptr(offsets),
+                        segments.into(),
+                        n.into(),
+                        tile_len.into(),
+                        tiles.into(),
+                        Arg::Ptr(at),
+                        Arg::Ptr(region.temp),
+                    ];
+                    // One thread per boundary (segments + 2 of them),
+                    // grid-stride beyond 2^16 blocks.
+                    let grid = (segments + 2).div_ceil(256).min(1 << 16) as u32;
+                    let cfg = LaunchConfig { grid, block: 256, shared_bytes: 0 };
                     // SAFETY: offsets holds segments + 1 (checked above),
-                    // `at` tiles + 1 words inside the region (`used`).
+                    // `at` tiles + 1 zeroed words inside the region
+                    // (`used`), the region's header first; tile_len and
+                    // tiles above 0.
                     unsafe { self.ctx.launch(f.name, cfg, &args)? };
                     at
                 }

@@ -320,6 +320,27 @@ backend_test!(edge_segmentations, |ctx| {
     for_ops(ctx, &seg, &[], &[0]).unwrap();
 });
 
+// Tile edges owned by boundaries that span more than four tiles, which the
+// bounds launch writes by whole warps: a long leading gap, segments of 5
+// and 6 tiles next to short ones in one warp, and a long tail past the
+// last offset.
+backend_test!(bounds_of_segments_over_many_tiles, |ctx| {
+    let t = tile::<i32>() as u64;
+    let n = 12 * t + 77;
+    let x = data::<i32, Sum>(n as usize, 11);
+    let cases: Vec<(&str, Vec<u64>)> = vec![
+        ("long segments beside short ones", vec![0, 1, 2, 5 * t + 1, 5 * t + 1, 11 * t, n]),
+        ("long gap before the first offset", vec![7 * t + 3, 7 * t + 10, n]),
+        ("long tail after the last offset", vec![0, 10, 20]),
+        ("two long segments on tile edges", vec![0, 5 * t, 10 * t, n]),
+    ];
+    for seg in [ctx.segmented().bounds_from(0), ctx.segmented()] {
+        for (what, offsets) in &cases {
+            for_ops(ctx, &seg, &x, offsets).unwrap_or_else(|e| panic!("{what}: {e}"));
+        }
+    }
+});
+
 backend_test!(unaligned_views_of_whole_tiles, |ctx| {
     let seg = ctx.segmented();
     fn go<T: TestType, Op: TestOp<T>>(ctx: &Context, seg: &Segmented, seed: u64) {
