@@ -47,7 +47,7 @@
 //! finding the boundaries it holds and reducing its runs locally, each
 //! tile on its own; a second launch joins the parts of the segments that
 //! span tiles, in tile order (one block up to 2^26 four-byte elements,
-//! beyond that a third launch spreads it over several). From 2^24
+//! beyond that several, each waiting for the flags of those before it). From 2^24
 //! four-byte elements with offsets, a launch before them finds where each
 //! tile starts among the offsets, so that no tile waits on a search.
 //! Tiny, huge and mixed segments cost about the same per element. One to
@@ -553,16 +553,11 @@ impl<'c> Segmented<'c> {
                     // SAFETY: the records of the launch above, same
                     // arguments, then room for the pairs of `blocks`
                     // blocks (`used`); blocks of SPINE_BLOCK threads;
-                    // SPINE_WHOLE in one block, SPINE_FINISH after
-                    // SPINE_PAIRS on the same grid.
+                    // SPINE_WHOLE in one block, SPINE_CHAINED in more
+                    // (their pairs' room zeroed with the region).
                     unsafe { self.ctx.launch(spine.name, cfg, &args) }
                 };
-                if blocks == 1 {
-                    run_spine(policy::SPINE_WHOLE, 1)?;
-                } else {
-                    run_spine(policy::SPINE_PAIRS, blocks)?;
-                    run_spine(policy::SPINE_FINISH, blocks)?;
-                }
+                run_spine(if blocks == 1 { policy::SPINE_WHOLE } else { policy::SPINE_CHAINED }, blocks)?;
             }
             if check {
                 self.errors(region.temp, "segment offsets", "not non-decreasing, or the last is past the input")

@@ -607,8 +607,8 @@ backend_test!(spine_chunks_over_many_tiles, |ctx| {
     run_offsets::<f64, Sum>(ctx, &seg, &y, &random_offsets(n, 2000, seed ^ 9)).unwrap();
 });
 
-// The spine over several blocks (two launches: the warps' pairs, then
-// each warp's carry from the pairs before it) on both backends, with the
+// The spine over several blocks (one launch: the warps' pairs and a flag
+// per block, then each warp's carry from the pairs before it) on both backends, with the
 // records per block set small so that a hundred or so tiles need them:
 // one record a block (rounded up to a chunk: 13 blocks of eight 4-byte
 // records and many empty ones), a few chunks a block, and 35 blocks of

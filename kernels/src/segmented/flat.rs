@@ -426,7 +426,7 @@ fn block_seg_scan<X: Item, S: Monoid<X>, const B: u32>(
 
 /// One result per segment, flat over the elements: tiles of `B x ITEMS`
 /// positions, whatever the segment lengths, one block per tile, every
-/// tile independent of the others; a one-block second launch
+/// tile independent of the others; a second launch
 /// ([`segmented_spine`]) then joins the parts of segments that span
 /// tiles.
 ///
@@ -985,19 +985,21 @@ unsafe fn load_chunk<T: Copy, const MAX: usize>(p: *const T, s: u64, len: u64, k
 ///           head, and the carry starts over from its tail; a tile without
 ///           one adds its tail (the whole tile)
 /// ```
-/// `phase` ([`policy::SPINE_WHOLE`] and the others) says which of them a
-/// launch does. Up to [`policy::spine_share`] records (2^26 4-byte
-/// elements) one block does all three (`SPINE_WHOLE`). Beyond, the
+/// `phase` ([`policy::SPINE_WHOLE`] or [`policy::SPINE_CHAINED`]) says
+/// how the launch is split. Up to [`policy::spine_share`] records (2^26
+/// 4-byte elements) one block does all three (`SPINE_WHOLE`). Beyond, the
 /// records go to `G` = [`policy::spine_blocks`] blocks of about
-/// `tiles / G` records each, one round per pass, in two launches:
-/// `SPINE_PAIRS` runs pass A and writes each warp's pair after the records
-/// ([`policy::SpinePair`]); `SPINE_FINISH` scans the pairs of the warps up
-/// to its own across the block (the blocks before it and its own warps,
-/// `32 (g + 1)` pairs for block `g`), then runs pass B. The records' work
-/// is a chain of dependent steps per warp, so spreading it over
-/// multiprocessors is what shortens it. H200 (ncu, bench clocks), 2^28
-/// len512 `i32`: 50.4 us in one block of four rounds per pass, 5 + 13 us
-/// in two launches of five blocks.
+/// `tiles / G` records each, one round per pass, in one launch
+/// (`SPINE_CHAINED`): each block takes a ticket (its share, so that the
+/// blocks it waits for started before it), runs pass A, writes each
+/// warp's pair after the records ([`policy::SpinePair`]) and raises its
+/// flag; then, once the blocks before it have raised theirs, scans the
+/// pairs of the warps up to its own across the block (`32 (g + 1)` pairs
+/// for block `g`) and runs pass B. The records' work is a chain of
+/// dependent steps per warp, so spreading it over multiprocessors is
+/// what shortens it. H200 (ncu, bench clocks), 2^28 len512 `i32`: 50.4
+/// us in one block of four rounds per pass, 5 + 13 us in two launches of
+/// five blocks (pass A, then the rest) before they became one.
 ///
 /// A warp scan per round of 32 x 8 records, and a serial fold of one
 /// select and one combine per record. Small inputs give each lane fewer
@@ -1010,7 +1012,7 @@ unsafe fn load_chunk<T: Copy, const MAX: usize>(p: *const T, s: u64, len: u64, k
 /// this one, followed by room for the pairs of the grid's blocks
 /// ([`policy::spine_pairs_bytes`]); blocks of `B` threads; shared memory
 /// [`policy::spine_smem_bytes`]`::<Acc>()`; `SPINE_WHOLE` in one block,
-/// `SPINE_FINISH` after a `SPINE_PAIRS` launch of the same grid.
+/// `SPINE_CHAINED` in more, the pairs' room zeroed.
 pub unsafe fn segmented_spine<R: SegmentedReduction, const B: u32>(
     temp: *mut u64,
     tiles: u64,
@@ -1028,8 +1030,11 @@ pub unsafe fn segmented_spine<R: SegmentedReduction, const B: u32>(
     let (lane, w) = (gpu::lane(), gpu::warp_idx());
     let warps = (B / WARP_SIZE) as u64;
     let records = Records::<R::Acc>::new(temp, tiles);
-    let pairs =
-        (temp as *mut u8).wrapping_add(policy::records_layout::<R::Acc>(tiles)[4]) as *mut policy::SpinePair<R::Acc>;
+    let chained = phase == policy::SPINE_CHAINED;
+    let after = (temp as *mut u8).wrapping_add(policy::records_layout::<R::Acc>(tiles)[4]);
+    let [_, flags_at_g, ticket_at, _] = policy::spine_pairs_layout::<R::Acc>(gpu::grid_dim() as u64);
+    let pairs = after as *mut policy::SpinePair<R::Acc>;
+    let (done, ticket) = (after.wrapping_add(flags_at_g) as *mut u32, after.wrapping_add(ticket_at) as *mut u32);
     let b = Bounds { offsets, segments, seg_len, n };
     let base = Shared::<u8>::dynamic();
     let [values_at, carries_at, flags_at] = policy::spine_smem_layout::<R::Acc>();
@@ -1038,7 +1043,24 @@ pub unsafe fn segmented_spine<R: SegmentedReduction, const B: u32>(
     let fslots = base.after::<u32>(flags_at);
     // The block's share, in whole chunks (so their 16-byte alignment
     // holds), and the warp's run of it.
-    let (g, blocks) = (gpu::block_idx() as u64, gpu::grid_dim() as u64);
+    let blocks = gpu::grid_dim() as u64;
+    let g = if chained {
+        // The block's ticket, in the order blocks start: block g waits
+        // only for blocks that took 0..g, which started before it.
+        if gpu::thread_idx() == 0 {
+            // SAFETY: the ticket counter after the pairs (the caller's
+            // zeroed room); flag slot 0 of shared memory.
+            unsafe { fslots.store(0, atomic::add(ticket, 1u32)) };
+        }
+        gpu::sync_threads();
+        // SAFETY: written before the barrier; read before the block scan
+        // below writes the slots again (behind its own barrier).
+        let t = unsafe { fslots.load(0) } as u64;
+        gpu::sync_threads();
+        t
+    } else {
+        gpu::block_idx() as u64
+    };
     let share = tiles.div_ceil(blocks).next_multiple_of(k as u64);
     let lo = Ord::min(g * share, tiles);
     let hi = Ord::min(lo + share, tiles);
@@ -1087,32 +1109,44 @@ pub unsafe fn segmented_spine<R: SegmentedReduction, const B: u32>(
         let total = (gpu_warp::shfl_idx(f, WARP_SIZE - 1) != 0, gpu_warp::shfl_idx(x, WARP_SIZE - 1));
         ((f, x), total)
     };
-    let mut carry = if phase == policy::SPINE_FINISH {
-        // SAFETY: the launch before wrote the pairs of every block's warps.
+    // Pass A: the warp's (any boundary, combine of the tails since the
+    // last one), round by round.
+    let (mut af, mut ax) = (false, R::identity());
+    for r in 0..rounds {
+        let (firsts, tails, _) = load(chunk(r), false);
+        let (_, (tf, tx)) = round(&firsts, &tails);
+        ax = join(ax, tf, tx);
+        af |= tf;
+    }
+    let mut carry = if chained {
+        if lane == 0 {
+            // SAFETY: one pair per warp of the grid, after the records
+            // (the caller's room).
+            unsafe {
+                global::store(
+                    pairs.add((g * warps + w as u64) as usize),
+                    policy::SpinePair { value: ax, reset: af as u32 },
+                )
+            };
+        }
+        gpu::sync_threads();
+        let tid = gpu::thread_idx() as u64;
+        // SAFETY (flags): one per block, after the pairs.
+        if tid == 0 {
+            atomic::fence_device();
+            unsafe { atomic::store_release_u32(done.add(g as usize), 1) };
+        }
+        // The blocks before this one (tickets 0..g, all started): one
+        // thread waits for each flag.
+        let mut t = tid;
+        while t < g {
+            while unsafe { atomic::load_acquire_u32(done.add(t as usize)) } == 0 {}
+            t += B as u64;
+        }
+        gpu::sync_threads();
+        // SAFETY: the pairs of blocks 0..=g are written (flags above).
         unsafe { carry_in::<R, B>(pairs, g, vslots, fslots, cslots) }
     } else {
-        // Pass A: the warp's (any boundary, combine of the tails since
-        // the last one), round by round.
-        let (mut af, mut ax) = (false, R::identity());
-        for r in 0..rounds {
-            let (firsts, tails, _) = load(chunk(r), false);
-            let (_, (tf, tx)) = round(&firsts, &tails);
-            ax = join(ax, tf, tx);
-            af |= tf;
-        }
-        if phase == policy::SPINE_PAIRS {
-            if lane == 0 {
-                // SAFETY: one pair per warp of the grid, after the records
-                // (the caller's room).
-                unsafe {
-                    global::store(
-                        pairs.add((g * warps + w as u64) as usize),
-                        policy::SpinePair { value: ax, reset: af as u32 },
-                    )
-                };
-            }
-            return;
-        }
         // Lane 0 carries its warp's pair, so lane 0's exclusive pair is
         // what the warps before this one leave.
         let (ef, ex) = if lane == 0 { (af, ax) } else { (false, R::identity()) };
@@ -1140,7 +1174,7 @@ pub unsafe fn segmented_spine<R: SegmentedReduction, const B: u32>(
     }
 }
 
-/// The spine's carry into warp `w` of block `g` in its second launch: the
+/// The spine's carry into warp `w` of block `g` when chained: the
 /// combine, since the last boundary, of the pairs of the warps before it
 /// (those of blocks `0..g`, then its own block's warps before `w`), as a
 /// segmented scan across the block of the `32 (g + 1)` pairs through its
@@ -1148,8 +1182,9 @@ pub unsafe fn segmented_spine<R: SegmentedReduction, const B: u32>(
 /// thread returns its warp's carry. One barrier besides the scan's.
 ///
 /// # Safety
-/// `pairs` holds the pairs of every warp of blocks `0..=g`, written in a
-/// launch before this one; all threads of the block call it.
+/// `pairs` holds the pairs of every warp of blocks `0..=g`, written before
+/// a flag this block acquired (or its own barrier); all threads of the
+/// block call it.
 #[inline(always)]
 #[track_caller]
 unsafe fn carry_in<R: SegmentedReduction, const B: u32>(
@@ -1164,8 +1199,9 @@ unsafe fn carry_in<R: SegmentedReduction, const B: u32>(
     let (mine_at, count) = (g * warps, (g + 1) * warps);
     let m = count.div_ceil(B as u64);
     let (p0, p1) = (Ord::min(tid * m, count), Ord::min(tid * m + m, count));
-    // SAFETY: p < count, pairs the caller vouches for.
-    let read = |p: u64| unsafe { global::load(pairs.add(p as usize)) };
+    // SAFETY: p < count, pairs the caller vouches for. Volatile: other
+    // blocks wrote them during this launch.
+    let read = |p: u64| unsafe { global::load_volatile(pairs.add(p as usize)) };
     let join = |carry: R::Acc, f: bool, x: R::Acc| if f { x } else { R::combine(carry, x) };
     let (mut f, mut x) = (false, R::identity());
     for p in p0..p1 {

@@ -3,7 +3,7 @@
 //!
 //! | kernel | segments | technique |
 //! |---|---|---|
-//! | [`flat::segmented_reduce`] + [`flat::segmented_spine`] | sorted offsets, or fixed length | fixed tiles over the *elements*, independent; a second launch (one block, or a third over several) joins the parts of segments that span tiles |
+//! | [`flat::segmented_reduce`] + [`flat::segmented_spine`] | sorted offsets, or fixed length | fixed tiles over the *elements*, independent; a second launch (one block, or several chained by flags) joins the parts of segments that span tiles |
 //! | [`ranges::segmented_ranges`] | any begin/end pairs | one warp per segment |
 //!
 //! The flat kernel does the same work per element whatever the segment

@@ -85,7 +85,7 @@ pub const fn spine_share<A>() -> u64 {
 
 /// Blocks of the spine over `tiles` records at `share` records a block
 /// ([`spine_share`] unless a test asks for fewer): one up to `share`
-/// (one launch), `ceil(tiles / share)` beyond (two launches).
+/// (`ceil(tiles / share)` beyond), in one launch either way.
 pub const fn spine_blocks(tiles: u64, share: u64) -> u64 {
     let share = if share == 0 { 1 } else { share };
     if tiles <= share { 1 } else { tiles.div_ceil(share) }
@@ -93,15 +93,15 @@ pub const fn spine_blocks(tiles: u64, share: u64) -> u64 {
 
 /// The `phase` argument of the spine: one block does it all.
 pub const SPINE_WHOLE: u32 = 0;
-/// The `phase` argument of the spine: the first of two launches, each
-/// warp's pair (any boundary, tails since the last) to the pairs after
-/// the records ([`spine_pairs_bytes`]).
-pub const SPINE_PAIRS: u32 = 1;
-/// The `phase` argument of the spine: the second of two launches, each
-/// warp's carry from the pairs, then the tiles' first segments.
-pub const SPINE_FINISH: u32 = 2;
+/// The `phase` argument of the spine: several blocks in one launch, each
+/// its warps' pairs (any boundary, tails since the last) to the pairs
+/// after the records ([`spine_pairs_bytes`]) and a flag, then, once the
+/// blocks before it have raised theirs, each warp's carry from the pairs
+/// and the tiles' first segments.
+// Two launches before (pairs, then finish): H100 (ncu, 2^28 `i32` mixed lengths, five blocks) 6.0 + 9.6 us.
+pub const SPINE_CHAINED: u32 = 1;
 
-/// One warp's pair, as the spine's first launch leaves it: the combine of
+/// One warp's pair, as the spine's first pass leaves it: the combine of
 /// its records' tails since their last boundary, and whether it had one.
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -112,10 +112,20 @@ pub struct SpinePair<A> {
     pub reset: u32,
 }
 
-/// Bytes of the warp pairs of a spine of `blocks` blocks (none for one):
-/// they follow the records ([`records_layout`]'s end).
+/// Byte offsets, after the records ([`records_layout`]'s end), of a spine
+/// of `blocks` blocks (more than one): its warps' pairs, each block's
+/// flag (`u32`, raised once its pairs are written), the block ticket
+/// counter (`u32`), and the end; all zero when the launch starts.
+pub const fn spine_pairs_layout<A>(blocks: u64) -> [usize; 4] {
+    let flags = round16(blocks as usize * (SPINE_BLOCK / 32) as usize * size_of::<SpinePair<A>>());
+    let ticket = flags + blocks as usize * 4;
+    [0, flags, ticket, round16(ticket + 4)]
+}
+
+/// Bytes of the spine's pairs, flags and ticket for `blocks` blocks (none
+/// for one): they follow the records ([`records_layout`]'s end).
 pub const fn spine_pairs_bytes<A>(blocks: u64) -> usize {
-    if blocks <= 1 { 0 } else { round16(blocks as usize * (SPINE_BLOCK / 32) as usize * size_of::<SpinePair<A>>()) }
+    if blocks <= 1 { 0 } else { spine_pairs_layout::<A>(blocks)[3] }
 }
 
 /// Byte offsets of the spine's dynamic shared memory: the block scan's 32
