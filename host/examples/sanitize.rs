@@ -581,9 +581,15 @@ fn check_segmented<T: Elem>(ctx: &Context, n: usize, seed: u64) -> Res {
     let (input, offs) = (ctx.upload(&xs).map_err(e)?, ctx.upload(&offsets).map_err(e)?);
     let mut out = ctx.alloc::<T>(segments).map_err(e)?;
     // The default plan, then the launches large inputs take (the tiles'
-    // boundaries found first, the spine over several blocks) at this size.
+    // boundaries found first, by a search or a stream, the spine over
+    // several blocks) at this size.
     let large = ctx.segmented().bounds_from(0).spine_share(2);
-    for (how, seg) in [("", ctx.segmented()), (" (bounds first, spine in blocks)", large)] {
+    let streamed = large.clone().bounds_by_stream(true);
+    for (how, seg) in [
+        ("", ctx.segmented()),
+        (" (bounds searched first, spine in blocks)", large.bounds_by_stream(false)),
+        (" (bounds streamed first, spine in blocks)", streamed),
+    ] {
         seg.reduce(&input, &offs, &mut out, SegSum).map_err(e)?;
         let got = out.to_vec().map_err(e)?;
         for s in 0..segments {

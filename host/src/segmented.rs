@@ -162,6 +162,7 @@ pub struct Segmented<'c> {
     check: bool,
     spine_share: Option<u64>,
     bounds_from: Option<u64>,
+    bounds_stream: Option<bool>,
 }
 
 /// How the segments are given, resolved to device addresses.
@@ -175,7 +176,14 @@ impl Context {
     /// A segmented reduction with the default options (256 threads,
     /// offsets checked).
     pub fn segmented(&self) -> Segmented<'_> {
-        Segmented { ctx: self, block: policy::BLOCK, check: true, spine_share: None, bounds_from: None }
+        Segmented {
+            ctx: self,
+            block: policy::BLOCK,
+            check: true,
+            spine_share: None,
+            bounds_from: None,
+            bounds_stream: None,
+        }
     }
 
     /// `output[s]` = the combine of `input[offsets[s] .. offsets[s+1]]`
@@ -413,6 +421,15 @@ impl<'c> Segmented<'c> {
         self
     }
 
+    /// Whether that launch streams the offsets (`true`) or searches per
+    /// tile edge ([`policy::bounds_by_stream`] unless set): for tests,
+    /// which reach both with small inputs this way.
+    #[doc(hidden)]
+    pub fn bounds_by_stream(mut self, stream: bool) -> Self {
+        self.bounds_stream = Some(stream);
+        self
+    }
+
     /// Tiles of the flat kernel for `n` elements: one more than whole
     /// tiles, so that position `n` lies in a tile.
     fn tiles<T>(&self, n: u64) -> Result<u64> {
@@ -479,8 +496,13 @@ impl<'c> Segmented<'c> {
         let blocks = self.spine_blocks::<Op::Acc>(tiles);
         let used = records_used::<Op::Acc>(tiles, blocks);
         let search_first = offsets != 0 && tiles >= self.bounds_from.unwrap_or(policy::BOUNDS_MIN_TILES);
+        // Warps resident at once: 64 a multiprocessor on sm_80 and sm_90.
+        let stream = self
+            .bounds_stream
+            .unwrap_or_else(|| policy::bounds_by_stream(segments, tiles, self.ctx.multiprocessors() as u64 * 64));
         let bounds_family = if search_first {
-            Some(Family("segmented_bounds").get(self.ctx, Instance::of(""), 256, task)?)
+            let name = if stream { "segmented_bounds" } else { "segmented_bounds_search" };
+            Some(Family(name).get(self.ctx, Instance::of(""), 256, task)?)
         } else {
             None
         };
@@ -494,19 +516,20 @@ impl<'c> Segmented<'c> {
                 Some(f) => {
                     let at = region.temp + policy::records_layout::<Op::Acc>(tiles)[3] as u64;
                     let tile_len = policy::tile_len::<T>(self.block);
-                    let args = [
-                        Arg::Ptr(offsets),
-                        segments.into(),
-                        n.into(),
-                        tile_len.into(),
-                        tiles.into(),
-                        Arg::Ptr(at),
-                        Arg::Ptr(region.temp),
-                    ];
-                    // One thread per boundary (segments + 2 of them),
-                    // grid-stride beyond 2^16 blocks.
-                    let grid = (segments + 2).div_ceil(256).min(1 << 16) as u32;
-                    let cfg = LaunchConfig { grid, block: 256, shared_bytes: 0 };
+                    let common =
+                        [Arg::Ptr(offsets), segments.into(), n.into(), tile_len.into(), tiles.into(), Arg::Ptr(at)];
+                    let (args, cfg) = if stream {
+                        // One thread per boundary (segments + 2 of them),
+                        // grid-stride beyond 2^16 blocks.
+                        let grid = (segments + 2).div_ceil(256).min(1 << 16) as u32;
+                        let mut args = common.to_vec();
+                        args.push(Arg::Ptr(region.temp));
+                        (args, LaunchConfig { grid, block: 256, shared_bytes: 0 })
+                    } else {
+                        // One warp per tile edge, 8 a block.
+                        let grid = (tiles + 1).div_ceil(8) as u32;
+                        (common.to_vec(), LaunchConfig { grid, block: 256, shared_bytes: 0 })
+                    };
                     // SAFETY: offsets holds segments + 1 (checked above),
                     // `at` tiles + 1 zeroed words inside the region
                     // (`used`), the region's header first; tile_len and

@@ -264,11 +264,12 @@ fn offsets_property<T: TestType, Op: TestOp<T>>(ctx: &Context, cases_n: u32) {
     ];
     let means = proptest::sample::select(vec![1usize, 3, 16, 100, 512, t, 3 * t]);
     // Each tile searches its own boundaries, or (every tile count here is
-    // below the default threshold) a launch of their own finds them.
-    let (own, first) = (ctx.segmented(), ctx.segmented().bounds_from(0));
+    // below the default threshold) a launch of their own finds them, by a
+    // search per edge or a stream over the offsets.
+    let segs = [ctx.segmented(), ctx.segmented().bounds_from(0), ctx.segmented().bounds_from(0).bounds_by_stream(true)];
     check(cases_n, (sizes, means, any::<u64>()), |(n, mean, seed)| {
         let x = data::<T, Op>(n, seed);
-        let seg = if seed & 1 == 0 { &own } else { &first };
+        let seg = &segs[(seed % 3) as usize];
         run_offsets::<T, Op>(ctx, seg, &x, &random_offsets(n, mean, seed))
     });
 }
@@ -311,9 +312,11 @@ backend_test!(edge_segmentations, |ctx| {
         ("no segments", vec![10]),
     ];
     let first = ctx.segmented().bounds_from(0);
+    let stream = ctx.segmented().bounds_from(0).bounds_by_stream(true);
     for (what, offsets) in cases {
         for_ops(ctx, &seg, &x, &offsets).unwrap_or_else(|e| panic!("{what}: {e}"));
         for_ops(ctx, &first, &x, &offsets).unwrap_or_else(|e| panic!("{what}, bounds first: {e}"));
+        for_ops(ctx, &stream, &x, &offsets).unwrap_or_else(|e| panic!("{what}, bounds streamed: {e}"));
     }
     // No input at all: every segment empty.
     for_ops(ctx, &seg, &[], &[0, 0, 0]).unwrap();
@@ -334,7 +337,11 @@ backend_test!(bounds_of_segments_over_many_tiles, |ctx| {
         ("long tail after the last offset", vec![0, 10, 20]),
         ("two long segments on tile edges", vec![0, 5 * t, 10 * t, n]),
     ];
-    for seg in [ctx.segmented().bounds_from(0), ctx.segmented()] {
+    for seg in [
+        ctx.segmented().bounds_from(0).bounds_by_stream(true),
+        ctx.segmented().bounds_from(0).bounds_by_stream(false),
+        ctx.segmented(),
+    ] {
         for (what, offsets) in &cases {
             for_ops(ctx, &seg, &x, offsets).unwrap_or_else(|e| panic!("{what}: {e}"));
         }
@@ -477,14 +484,17 @@ backend_test!(bad_segments_are_typed_errors, |ctx| {
     invalid(ctx.segmented_reduce(&x, &[u64::MAX, 0, 0, 0][..], &mut out, Sum), "huge first offset");
     // The same, and unsorted offsets over several tiles, when a launch of
     // their own finds the tiles' boundaries first.
-    let first = ctx.segmented().bounds_from(0);
-    for offsets in [[0u64, 10, 5, 20], [30, 0, 40, 50], [0, 10, 20, 5001], [u64::MAX, 0, 0, 0]] {
-        invalid(first.reduce(&x, &offsets[..], &mut out, Sum), &format!("bounds first: {offsets:?}"));
+    for first in [ctx.segmented().bounds_from(0), ctx.segmented().bounds_from(0).bounds_by_stream(true)] {
+        for offsets in [[0u64, 10, 5, 20], [30, 0, 40, 50], [0, 10, 20, 5001], [u64::MAX, 0, 0, 0]] {
+            invalid(first.reduce(&x, &offsets[..], &mut out, Sum), &format!("bounds first: {offsets:?}"));
+        }
     }
     let long = ctx.upload(&vec![1i32; 3 * tile::<i32>() + 9]).unwrap();
     let t = tile::<i32>() as u64;
     for offsets in [[0u64, 2 * t + 5, t - 3, 3 * t], [0, 3 * t + 9, 5, 3 * t + 9], [t, 0, 2 * t, 3 * t + 10]] {
-        for seg in [ctx.segmented(), ctx.segmented().bounds_from(0)] {
+        for seg in
+            [ctx.segmented(), ctx.segmented().bounds_from(0), ctx.segmented().bounds_from(0).bounds_by_stream(true)]
+        {
             invalid(seg.reduce(&long, &offsets[..], &mut out, Sum), &format!("several tiles: {offsets:?}"));
             seg.check(false).reduce(&long, &offsets[..], &mut out, Sum).unwrap();
         }
@@ -621,7 +631,7 @@ backend_test!(spine_over_several_blocks, |ctx| {
     let n = tiles * tile::<i32>() - 3;
     let x = data::<i32, Sum>(n, seed);
     for (i, share) in [1u64, 40].into_iter().enumerate() {
-        let seg = ctx.segmented().spine_share(share).bounds_from(i as u64 * 1000);
+        let seg = ctx.segmented().spine_share(share).bounds_from(i as u64 * 1000).bounds_by_stream(seed & 1 == 0);
         for (j, mean) in [60, 5000, 3 * tile::<i32>()].into_iter().enumerate() {
             run_offsets::<i32, Sum>(ctx, &seg, &x, &random_offsets(n, mean, seed ^ (4 * i + j) as u64)).unwrap();
         }
@@ -712,7 +722,11 @@ backend_test!(argmin_argmax_over_whole_tiles, |ctx| {
             let seed = seed0 ^ i.wrapping_mul(0x9E37_79B9_7F4A_7C15);
             let n = 6 * t + (seed % t as u64) as usize;
             let x = data::<T, Op>(n, seed);
-            let seg = if seed & 1 == 0 { ctx.segmented() } else { ctx.segmented().bounds_from(0) };
+            let seg = match seed % 3 {
+                0 => ctx.segmented(),
+                1 => ctx.segmented().bounds_from(0),
+                _ => ctx.segmented().bounds_from(0).bounds_by_stream(true),
+            };
             run_offsets::<T, Op>(ctx, &seg, &x, &random_offsets(n, t, seed))
                 .unwrap_or_else(|e| panic!("`{}` on {}, seed {seed}: {e}", Op::NAME, T::NAME));
         }

@@ -938,6 +938,42 @@ pub unsafe fn segmented_bounds<const B: u32>(
     }
 }
 
+/// [`segmented_bounds`] by a search per tile edge rather than a stream
+/// over the offsets, for offsets with many segments a tile (a stream would
+/// read them all, 8 bytes each: at segments of 16, 12% more traffic than
+/// the tiles themselves) or grids of edges that one wave of warps covers.
+/// One warp per edge (grid-stride), a 32-way search whose
+/// first round is a guess from evenly spread segments: the same search
+/// the tile kernel runs for itself on small inputs, but here no block
+/// waits on it. On offsets that are not sorted every answer is still in
+/// `0..=segments + 1` (the tile kernel then reports them).
+///
+/// # Safety
+/// `offsets` holds `segments + 1` elements, `bounds` `tiles + 1`.
+pub unsafe fn segmented_bounds_search<const B: u32>(
+    offsets: *const u64,
+    segments: u64,
+    n: u64,
+    tile_len: u64,
+    tiles: u64,
+    bounds: *mut u64,
+) {
+    let b = Bounds { offsets, segments, seg_len: 0, n };
+    let warps = (B / WARP_SIZE) as u64;
+    let mut q = gpu::block_idx() as u64 * warps + gpu::warp_idx() as u64;
+    let stride = gpu::grid_dim() as u64 * warps;
+    // Warp-uniform: every lane of a warp has the same q.
+    while q <= tiles {
+        // SAFETY: q <= tiles.
+        let k = unsafe { b.edge(q, tiles, tile_len, b.edge_probe(q, tiles, tile_len)) };
+        if gpu::lane() == 0 {
+            // SAFETY: q <= tiles.
+            unsafe { global::store(bounds.add(q as usize), k) };
+        }
+        q += stride;
+    }
+}
+
 /// Tile edges a boundary of [`segmented_bounds`] writes by itself; more go
 /// to its whole warp.
 const BOUNDS_SHORT: u64 = 4;

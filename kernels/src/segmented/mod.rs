@@ -15,7 +15,7 @@
 //! accumulator into what is written.
 //!
 //! Entry names: `segmented_reduce_{op}_{type}_b256`,
-//! `segmented_spine_{op}_{type}_b1024`, `segmented_bounds_b256`,
+//! `segmented_spine_{op}_{type}_b1024`, `segmented_bounds_b256`, `segmented_bounds_search_b256`,
 //! `segmented_ranges_{op}_{type}_b256`.
 
 pub mod flat;
@@ -29,7 +29,7 @@ use crate::reduce::reduction::{Arg, Extreme, Indexed, Plain, Raw, Reduction, pic
 #[allow(unused_imports)]
 use crate::reduce::reduction::{Largest, Smallest};
 use core::mem::size_of;
-use flat::{segmented_bounds, segmented_reduce, segmented_spine};
+use flat::{segmented_bounds, segmented_bounds_search, segmented_reduce, segmented_spine};
 use ranges::segmented_ranges;
 
 /// What a segmented kernel writes for a segment.
@@ -284,6 +284,8 @@ entries! {
     segmented_bounds(offsets: *const u64, segments: u64, n: u64, tile_len: u64, tiles: u64, bounds: *mut u64,
          temp: *mut u64)
         => segmented_bounds::<{B}>; blocks [256];
+    segmented_bounds_search(offsets: *const u64, segments: u64, n: u64, tile_len: u64, tiles: u64, bounds: *mut u64)
+        => segmented_bounds_search::<{B}>; blocks [256];
     segmented_ranges(input: *const T, n: u64, begins: *const u64, ends: *const u64, segments: u64,
          out: *mut <Op as SegmentedReduction>::Out, temp: *mut u64, spare: *mut u64, spare_words: u64)
         => segmented_ranges::<Op, {B}>;

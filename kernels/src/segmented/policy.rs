@@ -166,3 +166,17 @@ pub const fn records_layout<A>(tiles: u64) -> [usize; 5] {
 /// own ([`super::flat::segmented_bounds`]) rather than by each tile.
 // H200 (ncu, 2^28 `i32` mixed lengths, `cf142e2`): 27% of the tile kernel's stall samples sat at the barrier after its two searches (a guess, then three rounds of dependent loads for 70k segments) and the kernel ran at 67% of DRAM. From 2^24 elements of 4 bytes; below, each tile keeps its own search (an extra launch costs a few us, much of a small input's time; not measured yet).
 pub const BOUNDS_MIN_TILES: u64 = 2048;
+
+/// Whether the tiles' boundaries come from a stream over the offsets
+/// ([`super::flat::segmented_bounds`]) rather than a search per tile edge
+/// ([`super::flat::segmented_bounds_search`]), for `segments` offsets
+/// over `tiles` tiles, on a GPU where `resident_warps` warps run at once.
+/// The stream reads every offset once, so it costs in proportion to the
+/// segments; the search costs a chain of dependent rounds per edge (one
+/// where lengths are even, several where they are not), a wave of warps at
+/// a time. So: the stream where there are few segments a tile and more
+/// edges than one wave of warps, the search elsewhere.
+// NVIDIA H100 / H200, ncu at bench clocks, 2^28 `i32`: mixed lengths (2.1 segments a tile, 32,769 edges) search 14.8 us (H100), stream 4.3 (H100) / 3.6 (H200); segments of 16 (512 a tile) stream 114 us (H100: 134 MB of offsets, and a 64-bit division a thread); at 2^24 (2,049 edges, under one wave) the stream took the whole call 1-3 us longer at every length (H100, bench).
+pub const fn bounds_by_stream(segments: u64, tiles: u64, resident_warps: u64) -> bool {
+    segments <= 4 * tiles && tiles + 1 > resident_warps
+}
