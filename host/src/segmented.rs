@@ -49,7 +49,9 @@
 //! span tiles, in tile order (one block up to 2^26 four-byte elements,
 //! beyond that several, each waiting for the flags of those before it). From 2^24
 //! four-byte elements with offsets, a launch before them finds where each
-//! tile starts among the offsets, so that no tile waits on a search.
+//! tile starts among the offsets (a stream over the offsets around one
+//! segment a tile, a search per tile edge otherwise), so that no tile
+//! waits on a search.
 //! Tiny, huge and mixed segments cost about the same per element. One to
 //! four launches, no allocation once the stream's temporary storage
 //! exists.
@@ -496,10 +498,7 @@ impl<'c> Segmented<'c> {
         let blocks = self.spine_blocks::<Op::Acc>(tiles);
         let used = records_used::<Op::Acc>(tiles, blocks);
         let search_first = offsets != 0 && tiles >= self.bounds_from.unwrap_or(policy::BOUNDS_MIN_TILES);
-        // Warps resident at once: 64 a multiprocessor on sm_80 and sm_90.
-        let stream = self
-            .bounds_stream
-            .unwrap_or_else(|| policy::bounds_by_stream(segments, tiles, self.ctx.multiprocessors() as u64 * 64));
+        let stream = self.bounds_stream.unwrap_or(policy::bounds_by_stream(segments, tiles));
         let bounds_family = if search_first {
             let name = if stream { "segmented_bounds" } else { "segmented_bounds_search" };
             Some(Family(name).get(self.ctx, Instance::of(""), 256, task)?)

@@ -170,13 +170,14 @@ pub const BOUNDS_MIN_TILES: u64 = 2048;
 /// Whether the tiles' boundaries come from a stream over the offsets
 /// ([`super::flat::segmented_bounds`]) rather than a search per tile edge
 /// ([`super::flat::segmented_bounds_search`]), for `segments` offsets
-/// over `tiles` tiles, on a GPU where `resident_warps` warps run at once.
-/// The stream reads every offset once, so it costs in proportion to the
-/// segments; the search costs a chain of dependent rounds per edge (one
-/// where lengths are even, several where they are not), a wave of warps at
-/// a time. So: the stream where there are few segments a tile and more
-/// edges than one wave of warps, the search elsewhere.
-// NVIDIA H100 / H200, ncu at bench clocks, 2^28 `i32`: mixed lengths (2.1 segments a tile, 32,769 edges) search 14.8 us (H100), stream 4.3 (H100) / 3.6 (H200); segments of 16 (512 a tile) stream 114 us (H100: 134 MB of offsets, and a 64-bit division a thread); at 2^24 (2,049 edges, under one wave) the stream took the whole call 1-3 us longer at every length (H100, bench).
-pub const fn bounds_by_stream(segments: u64, tiles: u64, resident_warps: u64) -> bool {
-    segments <= 4 * tiles && tiles + 1 > resident_warps
+/// over `tiles` tiles. The stream reads every offset once (its cost grows
+/// with the segments) and a boundary writes each tile edge it owns (a
+/// warp at a time for long segments); the search costs a chain of
+/// dependent rounds per edge: one where lengths are even, several where
+/// they are not. So: the stream around one segment a tile (from a quarter
+/// to four), where neither cost is large and uneven lengths cost the
+/// search its rounds; the search elsewhere.
+// NVIDIA H100, bench, 2^28 `i32` (2026-11-28, one run, stream / search): mixed lengths (2.1 segments a tile) 372.8 / 373.4 us (ncu: the launch 4.3 us, the search's 14.8); segments of 16 (512 a tile) 639 / 537 (the stream reads 134 MB of offsets); 2^20 (1/128 a tile) 365.6 both. At 2^24: mixed 41.6 / 42.3, 2^20 40.1 / 37.5, 16 62.7 / 57.8, 512 48.8 / 48.5.
+pub const fn bounds_by_stream(segments: u64, tiles: u64) -> bool {
+    4 * segments >= tiles && segments <= 4 * tiles
 }
