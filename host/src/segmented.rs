@@ -47,13 +47,13 @@
 //! finding the boundaries it holds and reducing its runs locally, each
 //! tile on its own; a second launch joins the parts of the segments that
 //! span tiles, in tile order (one block up to 2^26 four-byte elements,
-//! beyond that several, each waiting for the flags of those before it). From 2^24
-//! four-byte elements with offsets, a launch before them finds where each
-//! tile starts among the offsets (a stream over the offsets around one
-//! segment a tile, a search per tile edge otherwise), so that no tile
-//! waits on a search.
+//! beyond that several, each waiting for the flags of those before it).
+//! From 2^24 four-byte elements with offsets, a launch before them finds
+//! where each tile starts among the offsets (a stream over the offsets
+//! around one segment a tile, a search per tile edge otherwise), so that
+//! no tile waits on a search.
 //! Tiny, huge and mixed segments cost about the same per element. One to
-//! four launches, no allocation once the stream's temporary storage
+//! three launches, no allocation once the stream's temporary storage
 //! exists.
 //! Begin/end pairs go through one warp per segment.
 //!
