@@ -515,20 +515,19 @@ impl<'c> Segmented<'c> {
                 Some(f) => {
                     let at = region.temp + policy::records_layout::<Op::Acc>(tiles)[3] as u64;
                     let tile_len = policy::tile_len::<T>(self.block);
-                    let common =
-                        [Arg::Ptr(offsets), segments.into(), n.into(), tile_len.into(), tiles.into(), Arg::Ptr(at)];
-                    let (args, cfg) = if stream {
+                    let mut args =
+                        vec![Arg::Ptr(offsets), segments.into(), n.into(), tile_len.into(), tiles.into(), Arg::Ptr(at)];
+                    let grid = if stream {
+                        // The stream also counts bad offsets in the header.
+                        args.push(Arg::Ptr(region.temp));
                         // One thread per boundary (segments + 2 of them),
                         // grid-stride beyond 2^16 blocks.
-                        let grid = (segments + 2).div_ceil(256).min(1 << 16) as u32;
-                        let mut args = common.to_vec();
-                        args.push(Arg::Ptr(region.temp));
-                        (args, LaunchConfig { grid, block: 256, shared_bytes: 0 })
+                        (segments + 2).div_ceil(256).min(1 << 16) as u32
                     } else {
                         // One warp per tile edge, 8 a block.
-                        let grid = (tiles + 1).div_ceil(8) as u32;
-                        (common.to_vec(), LaunchConfig { grid, block: 256, shared_bytes: 0 })
+                        (tiles + 1).div_ceil(8) as u32
                     };
+                    let cfg = LaunchConfig { grid, block: 256, shared_bytes: 0 };
                     // SAFETY: offsets holds segments + 1 (checked above),
                     // `at` tiles + 1 zeroed words inside the region
                     // (`used`), the region's header first; tile_len and
