@@ -289,6 +289,32 @@ impl<A: Copy> Head<A> {
     }
 }
 
+/// Finish segment `k - 1` at its end with `acc`: into the tile's head
+/// record when `head` is still there (the tile's first boundary, which the
+/// spine completes), else into `out[k - 1]` (`k = 0`, the boundary before
+/// the first segment, ends none).
+///
+/// # Safety
+/// `k <= segments`; `head`'s pointers are the tile's own record slots.
+#[inline(always)]
+#[track_caller]
+unsafe fn finish_segment<R: SegmentedReduction>(
+    b: &Bounds,
+    out: *mut R::Out,
+    head: &mut Option<Head<R::Acc>>,
+    acc: R::Acc,
+    k: u64,
+) {
+    if let Some(h) = head.take() {
+        // SAFETY: the caller's record slots.
+        unsafe { h.record(acc, k) };
+    } else if k >= 1 {
+        // SAFETY: k - 1 < segments: an offset and an output slot.
+        let start = if R::NEEDS_START { unsafe { b.at(k - 1) } } else { 0 };
+        unsafe { global::store(out.add((k - 1) as usize), R::out(acc, start, false)) };
+    }
+}
+
 /// Walk a thread's `ITEMS` positions from `p0` (staged from `local0` on),
 /// `k` the first boundary at or after `p0`, combining into `run`. At each
 /// boundary the segment that ends there is finished (written when `WRITE`:
@@ -317,12 +343,7 @@ unsafe fn walk<R: SegmentedReduction, const ITEMS: usize, const WRITE: bool>(
         if next == p {
             reset = true;
             if WRITE {
-                if let Some(h) = head.take() {
-                    unsafe { h.record(run, k) };
-                } else if k >= 1 {
-                    let start = if R::NEEDS_START { unsafe { b.at(k - 1) } } else { 0 };
-                    unsafe { global::store(out.add((k - 1) as usize), R::out(run, start, false)) };
-                }
+                unsafe { finish_segment::<R>(b, out, &mut head, run, k) };
             }
             k += 1;
             next = unsafe { b.next(k) };
@@ -758,12 +779,7 @@ pub unsafe fn segmented_reduce<R: SegmentedReduction, const B: u32, const ITEMS:
                         let j = c0 + i;
                         if (mask >> j) & 1 != 0 {
                             let acc = R::run_end(run, p0);
-                            if let Some(h) = head.take() {
-                                unsafe { h.record(acc, k) };
-                            } else if k >= 1 {
-                                let first = if R::NEEDS_START { unsafe { b.at(k - 1) } } else { 0 };
-                                unsafe { global::store(out.add((k - 1) as usize), R::out(acc, first, false)) };
-                            }
+                            unsafe { finish_segment::<R>(&b, out, &mut head, acc, k) };
                             k += 1;
                             run = R::run_from(R::identity());
                         }
