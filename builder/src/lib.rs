@@ -29,6 +29,13 @@
 //! ([`BuildError::Unresolved`] names them: the driver would refuse the
 //! module, usually over a panic path or a float function nvptx64 cannot
 //! lower).
+//!
+//! **What it changes:** a kernel that calls
+//! `gpuprim_kernels::gpu::max_registers::<N>()` (as gpuprim's argmin and
+//! argmax segmented reductions do, and so your instances of them) gets
+//! `.maxnreg N` on its entry ([`apply_register_caps`];
+//! [`BuildError::MisplacedRegisterCap`] where the call ended up in a
+//! function that is not a kernel). Nothing else in the PTX is touched.
 
 use std::env;
 use std::ffi::OsString;
@@ -84,6 +91,13 @@ pub enum BuildError {
          Usually a panic path (an index or arithmetic check) or a float function nvptx64 cannot lower."
     )]
     Unresolved { krate: String, functions: Vec<String> },
+    /// A register cap (`gpuprim_kernels::gpu::max_registers`) sits in a
+    /// function the compiler did not inline into a kernel, where it would
+    /// cap nothing.
+    #[error(
+        "the PTX of {krate} caps the registers of {functions:?}, which are not kernels: call `max_registers`          from the kernel body or from functions marked #[inline(always)]"
+    )]
+    MisplacedRegisterCap { krate: String, functions: Vec<String> },
     /// Reading or writing a file failed.
     #[error("{what} {path}: {source}")]
     Io { what: &'static str, path: PathBuf, source: std::io::Error },
@@ -221,6 +235,8 @@ impl Builder {
         if !functions.is_empty() {
             return Err(BuildError::Unresolved { krate: package, functions });
         }
+        let ptx = apply_register_caps(&ptx)
+            .map_err(|functions| BuildError::MisplacedRegisterCap { krate: package.clone(), functions })?;
         fs::create_dir_all(&out_dir).map_err(|source| BuildError::Io {
             what: "creating",
             path: out_dir.clone(),
@@ -402,6 +418,87 @@ fn newest_asm(dir: &Path, name: &str) -> Option<PathBuf> {
         .map(|(_, p)| p)
 }
 
+/// What `gpuprim_kernels::gpu::max_registers::<N>()` leaves in a kernel's
+/// PTX body (an inline-assembly comment), followed by `N`.
+pub const REGISTER_CAP_MARKER: &str = "// gpuprim: .maxnreg ";
+
+/// Turns the register caps that kernels left as comments in their bodies
+/// ([`REGISTER_CAP_MARKER`]) into `.maxnreg N` directives on those
+/// entries (the smallest `N` where there are several), which ptxas and the
+/// driver's JIT obey. Errs with the names of the functions (`.func`, not
+/// inlined into a kernel) that hold a marker: there it would cap nothing.
+pub fn apply_register_caps(ptx: &str) -> Result<String, Vec<String>> {
+    let lines: Vec<&str> = ptx.lines().collect();
+    // (line of the body's opening brace, cap) per entry with a marker.
+    let mut caps: Vec<(usize, u32)> = Vec::new();
+    let mut misplaced = Vec::new();
+    // The item being read: its name, whether it is an entry, the line of
+    // its body's `{` once seen, and the brace depth inside it.
+    let mut item: Option<(String, bool, Option<usize>)> = None;
+    let mut depth = 0usize;
+    for (i, line) in lines.iter().enumerate() {
+        let l = line.trim();
+        if depth == 0 {
+            let entry = l.strip_prefix(".visible .entry").or_else(|| l.strip_prefix(".entry"));
+            let func = l.strip_prefix(".visible .func").or_else(|| l.strip_prefix(".func"));
+            if let Some(rest) = entry {
+                item = Some((func_name(rest), true, None));
+            } else if let Some(rest) = func {
+                item = Some((func_name(rest), false, None));
+            }
+        }
+        if l.starts_with("//") {
+            if let (Some(n), Some((name, is_entry, Some(open)))) =
+                (l.strip_prefix(REGISTER_CAP_MARKER.trim_start()), &item)
+            {
+                match (n.trim().parse::<u32>(), is_entry) {
+                    (Ok(n), true) => match caps.iter_mut().find(|(at, _)| at == open) {
+                        Some((_, cap)) => *cap = (*cap).min(n),
+                        None => caps.push((*open, n)),
+                    },
+                    _ => {
+                        if !misplaced.contains(name) {
+                            misplaced.push(name.clone());
+                        }
+                    }
+                }
+            }
+            continue;
+        }
+        for c in l.chars() {
+            match c {
+                '{' => {
+                    if depth == 0
+                        && let Some((_, _, open @ None)) = &mut item
+                    {
+                        *open = Some(i);
+                    }
+                    depth += 1;
+                }
+                '}' => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        item = None;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    if !misplaced.is_empty() {
+        return Err(misplaced);
+    }
+    let mut out = String::with_capacity(ptx.len() + 16 * caps.len());
+    for (i, line) in lines.iter().enumerate() {
+        if let Some((_, n)) = caps.iter().find(|(at, _)| *at == i) {
+            out.push_str(&format!(".maxnreg {n}\n"));
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    Ok(out)
+}
+
 /// The functions a PTX module declares `.extern` or calls without
 /// defining: the driver refuses to load such a module.
 pub fn unresolved_calls(ptx: &str) -> Vec<String> {
@@ -455,6 +552,53 @@ fn func_name(rest: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const CAPPED: &str = "\
+.visible .entry k_b256(
+\t.param .u64 k_param_0
+)
+{
+\t.reg .b32 \t%r<3>;
+\t// begin inline asm
+\t// gpuprim: .maxnreg 40
+\t// end inline asm
+\t{ // callseq 0
+\t}
+\t// begin inline asm
+\t// gpuprim: .maxnreg 48
+\t// end inline asm
+\tret;
+}
+
+\t// .globl\tplain_b256
+.visible .entry plain_b256(
+\t.param .u64 plain_param_0
+)
+.maxntid 256, 1, 1
+{
+\tret;
+}
+";
+
+    #[test]
+    fn register_caps_become_directives_on_their_entries_only() {
+        let out = apply_register_caps(CAPPED).unwrap();
+        // The smallest cap, once, right before the capped entry's body.
+        assert!(out.contains(")\n.maxnreg 40\n{\n\t.reg .b32"), "{out}");
+        assert_eq!(out.matches(".maxnreg").count(), 1 + 2, "{out}");
+        assert!(out.contains(".maxntid 256, 1, 1\n{\n\tret;"), "{out}");
+        // Nothing else changes.
+        assert_eq!(out.replace(")\n.maxnreg 40\n{", ")\n{"), CAPPED);
+        assert_eq!(apply_register_caps("no kernels\n").unwrap(), "no kernels\n");
+    }
+
+    #[test]
+    fn a_register_cap_outside_a_kernel_is_refused() {
+        let ptx = ".func (.param .b32 r) helper(\n\t.param .b32 a\n)\n{\n\t// gpuprim: .maxnreg 32\n\tret;\n}\n";
+        assert_eq!(apply_register_caps(ptx), Err(vec!["helper".to_string()]));
+        let both = format!("{ptx}{CAPPED}");
+        assert_eq!(apply_register_caps(&both), Err(vec!["helper".to_string()]));
+    }
 
     #[test]
     fn package_names_come_from_the_package_table_only() {

@@ -234,7 +234,16 @@ pub fn build_ptx(repo: &Repo) -> Result<PathBuf> {
         .map(|(_, p)| p)
         .with_context(|| format!("the PTX build wrote no gpuprim_kernels-*.s in {}", deps.display()))?;
     let dest = repo.root.join(PTX_FILE);
-    fs::copy(&newest, &dest).with_context(|| format!("copying {} to {}", newest.display(), dest.display()))?;
+    let ptx = fs::read_to_string(&newest).with_context(|| format!("reading {}", newest.display()))?;
+    // The kernels' register caps become `.maxnreg` directives, as
+    // `gpuprim-builder` makes them for a kernels crate of a user's.
+    let ptx = gpuprim_builder::apply_register_caps(&ptx).map_err(|functions| {
+        anyhow::anyhow!(
+            "kernels/ caps the registers of {functions:?}, which are not kernels: call `gpu::max_registers` \
+             from the kernel body or from #[inline(always)] functions"
+        )
+    })?;
+    fs::write(&dest, ptx).with_context(|| format!("writing {}", dest.display()))?;
     Ok(dest)
 }
 

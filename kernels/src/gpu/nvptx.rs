@@ -46,6 +46,11 @@ pub fn timer_ns() -> u64 {
     t
 }
 #[inline(always)]
+pub fn max_registers<const N: u32>() {
+    // SAFETY: a comment: no instruction (`super::MAX_REGISTERS_MARKER`).
+    unsafe { asm!("// gpuprim: .maxnreg {n}", n = const N, options(nomem, nostack, preserves_flags)) };
+}
+#[inline(always)]
 pub fn div_approx(a: f32, b: f32) -> f32 {
     let q: f32;
     // SAFETY: a register-to-register operation.

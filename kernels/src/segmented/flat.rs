@@ -543,6 +543,12 @@ pub unsafe fn segmented_reduce<R: SegmentedReduction, const B: u32, const ITEMS:
     spare_words: u64,
     bounds: *const u64,
 ) {
+    // Argmin and argmax (16-byte accumulators) fit 40 registers without a
+    // spill, so six blocks a multiprocessor with their smaller window; the
+    // sums would spill and keep five ([`policy::ARG_REGISTERS`]).
+    if size_of::<R::Acc>() > 8 {
+        gpu::max_registers::<{ policy::ARG_REGISTERS }>();
+    }
     // SAFETY: the caller's contract on `spare`.
     unsafe { clear_words::<B>(spare, spare_words) };
     let (tid, lane, w) = (gpu::thread_idx(), gpu::lane(), gpu::warp_idx());
@@ -614,7 +620,7 @@ pub unsafe fn segmented_reduce<R: SegmentedReduction, const B: u32, const ITEMS:
     // chain of dependent global reads. A tile with more boundaries than
     // the window holds (segments of 1 or 2 elements on average, or many
     // empty ones) searches the offsets directly.
-    let windowed = klo <= khi && khi - klo <= policy::window_len(B) as u64;
+    let windowed = klo <= khi && khi - klo <= policy::window_len::<R::Acc>(B) as u64;
     let fill_end = if windowed { khi } else { klo };
     let check_end = if b.fixed() { klo } else { Ord::min(Ord::max(khi, klo), segments) };
     let mut bad = !b.fixed() && klo > khi;

@@ -40,13 +40,23 @@ pub const fn items<T>() -> usize {
     if size_of::<T>() <= 4 { 32 } else { 16 }
 }
 
-/// Boundaries a tile's shared window holds: 16 per thread (half the
-/// positions of a 4-byte tile, so the tile and its window stay within the
-/// 48 KiB a block gets without opting in). A tile with more boundaries
-/// searches the offsets in global memory.
-pub const fn window_len(b: u32) -> usize {
-    b as usize * 16
+/// Boundaries a tile's shared window holds, for accumulator `A`: 16 per
+/// thread (half the positions of a 4-byte tile, so the tile and its window
+/// stay within the 48 KiB a block gets without opting in); 4 per thread for
+/// the 16-byte accumulators (argmin, argmax), whose kernels run six blocks
+/// of 256 a multiprocessor ([`ARG_REGISTERS`]), which fit in shared memory
+/// with a window of 2 KiB, not 8 (segments of 8 elements and longer still
+/// use it at 4-byte items). A tile with more boundaries searches the
+/// offsets in global memory.
+pub const fn window_len<A>(b: u32) -> usize {
+    if size_of::<A>() > 8 { b as usize * 4 } else { b as usize * 16 }
 }
+
+/// Registers a thread of the flat kernel may use for the 16-byte
+/// accumulators (argmin, argmax): six blocks of 256 a multiprocessor
+/// instead of five (48 registers), with [`window_len`]'s smaller window.
+// ptxas sm_90 at .maxnreg 40: no spills for argmin/argmax of every type; the sums would spill 4-8 bytes. H100, 2^28 (2026-11-28, one run, docs/tuning/segmented.md "Six blocks a multiprocessor"): argmin 1-5% faster at every length (len16 f32 638 -> 608 us, len512 f32 539 -> 517, mixed 391 -> 384), the sums at 40 registers 3-5% slower (spills), so they keep 48.
+pub const ARG_REGISTERS: u32 = 40;
 
 /// Elements of one tile of the flat kernel at block size `b`.
 pub const fn tile_len<T>(b: u32) -> u64 {
@@ -72,7 +82,7 @@ pub const fn smem_layout<T, A>(b: u32) -> [usize; 4] {
 
 /// Dynamic shared memory (bytes) of the flat kernel.
 pub const fn smem_bytes<T, A>(b: u32) -> usize {
-    smem_layout::<T, A>(b)[3] + round16(window_len(b) * 2)
+    smem_layout::<T, A>(b)[3] + round16(window_len::<A>(b) * 2)
 }
 
 /// Tile records one block of the spine takes when the records need more
