@@ -28,7 +28,7 @@
 
 use gpuprim::reduce::{BLOCK_SIZES, Finish, Float, ReduceAlgorithm, Reducer};
 use gpuprim::scan::{Affine, BitAnd, BitOr, BitXor, Compose, Max, Min, Monoid, Product, Ring, ScanItem, ScanOp, Sum};
-use gpuprim::segmented::Sum as SegSum;
+use gpuprim::segmented::{ArgMin as SegArgMin, Sum as SegSum};
 use gpuprim::{BackendKind, Context, DeviceRepr, Predicate, Scalar, Scan, ScanAlgorithm, ScanTemp};
 use gpuprim_kernels::ops::{Element, Integer};
 use std::collections::BTreeSet;
@@ -562,10 +562,72 @@ fn check_by_key<T: Elem>(ctx: &Context, n: usize, seed: u64) -> Res {
 /// inside one tile and across many.
 fn check_segmented<T: Elem>(ctx: &Context, n: usize, seed: u64) -> Res {
     let xs = data::<T>(n, seed);
+    let offsets = segment_offsets(n, seed);
+    let segments = offsets.len() - 1;
+    let (input, offs) = (ctx.upload(&xs).map_err(e)?, ctx.upload(&offsets).map_err(e)?);
+    let mut out = ctx.alloc::<T>(segments).map_err(e)?;
+    for (how, seg) in segmented_plans(ctx) {
+        seg.reduce(&input, &offs, &mut out, SegSum).map_err(e)?;
+        let got = out.to_vec().map_err(e)?;
+        for s in 0..segments {
+            let part = &xs[offsets[s] as usize..offsets[s + 1] as usize];
+            check_total(got[s], sum_terms(part), 0.0).map_err(|m| format!("segmented_reduce{how} segment {s}: {m}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// Segmented argmin over the same kind of offsets (its kernels run at 40
+/// registers with a smaller boundary window, so tiles of segments shorter
+/// than 8 search the offsets), on data with repeated values so that ties
+/// keep the first index.
+fn check_segmented_argmin<T: Elem>(ctx: &Context, n: usize, seed: u64) -> Res {
+    let xs: Vec<T> = (0..n).map(|i| T::from_f64((splitmix64(seed ^ i as u64) % 64) as f64)).collect();
+    let offsets = segment_offsets(n, seed);
+    let segments = offsets.len() - 1;
+    let (input, offs) = (ctx.upload(&xs).map_err(e)?, ctx.upload(&offsets).map_err(e)?);
+    let mut out = ctx.alloc::<u64>(segments).map_err(e)?;
+    for (how, seg) in segmented_plans(ctx) {
+        seg.reduce(&input, &offs, &mut out, SegArgMin).map_err(e)?;
+        let got = out.to_vec().map_err(e)?;
+        for s in 0..segments {
+            let (a, b) = (offsets[s] as usize, offsets[s + 1] as usize);
+            let want = (a..b).fold(None, |best: Option<usize>, i| match best {
+                Some(j) if xs[j] <= xs[i] => Some(j),
+                _ => Some(i),
+            });
+            let want = want.map_or(u64::MAX, |i| i as u64);
+            if got[s] != want {
+                return Err(format!("segmented argmin{how} segment {s} ({a}..{b}): {} != {want}", got[s]));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The default plan, then the launches large inputs take (the tiles'
+/// boundaries found first, by a search or a stream, the spine over
+/// several blocks) at the sanitizer's sizes.
+fn segmented_plans(ctx: &Context) -> [(&'static str, gpuprim::segmented::Segmented<'_>); 3] {
+    let large = ctx.segmented().bounds_from(0).spine_share(2);
+    let streamed = large.clone().bounds_by_stream(true);
+    [
+        ("", ctx.segmented()),
+        (" (bounds searched first, spine in blocks)", large.bounds_by_stream(false)),
+        (" (bounds streamed first, spine in blocks)", streamed),
+    ]
+}
+
+/// CSR offsets over `n` elements: a quarter in segments shorter than 8,
+/// then empty segments, segments inside one tile and across many.
+fn segment_offsets(n: usize, seed: u64) -> Vec<u64> {
     let mut offsets = vec![0u64];
     let mut at = 0u64;
     for k in 0.. {
+        // The first quarter in segments of 0 to 7 (tiles of more
+        // boundaries than a window holds), then a mix.
         let len = match splitmix64(seed ^ k) % 4 {
+            _ if at < n as u64 / 4 => splitmix64(k) % 8,
             0 => 0,
             1 => splitmix64(k) % 16,
             2 => splitmix64(k) % 600,
@@ -577,27 +639,7 @@ fn check_segmented<T: Elem>(ctx: &Context, n: usize, seed: u64) -> Res {
             break;
         }
     }
-    let segments = offsets.len() - 1;
-    let (input, offs) = (ctx.upload(&xs).map_err(e)?, ctx.upload(&offsets).map_err(e)?);
-    let mut out = ctx.alloc::<T>(segments).map_err(e)?;
-    // The default plan, then the launches large inputs take (the tiles'
-    // boundaries found first, by a search or a stream, the spine over
-    // several blocks) at this size.
-    let large = ctx.segmented().bounds_from(0).spine_share(2);
-    let streamed = large.clone().bounds_by_stream(true);
-    for (how, seg) in [
-        ("", ctx.segmented()),
-        (" (bounds searched first, spine in blocks)", large.bounds_by_stream(false)),
-        (" (bounds streamed first, spine in blocks)", streamed),
-    ] {
-        seg.reduce(&input, &offs, &mut out, SegSum).map_err(e)?;
-        let got = out.to_vec().map_err(e)?;
-        for s in 0..segments {
-            let part = &xs[offsets[s] as usize..offsets[s + 1] as usize];
-            check_total(got[s], sum_terms(part), 0.0).map_err(|m| format!("segmented_reduce{how} segment {s}: {m}"))?;
-        }
-    }
-    Ok(())
+    offsets
 }
 
 // ---------------------------------------------------------------------------
@@ -1155,6 +1197,7 @@ fn ops() -> Vec<Op> {
         op!("select_if/flagged/partition/unique(_by_key)", check_select, [i32, u32, i64, u64, f32, f64]),
         op!("by key (reduce, runs, scan)", check_by_key, [i32, u32, i64, u64, f32, f64]),
         op!("segmented_reduce", check_segmented, [i32, u32, i64, u64, f32, f64]),
+        op!("segmented_argmin", check_segmented_argmin, [i32, u32, i64, u64, f32, f64]),
     ]
     .into_iter()
     .flatten()
