@@ -562,16 +562,19 @@ fn check_by_key<T: Elem>(ctx: &Context, n: usize, seed: u64) -> Res {
 /// inside one tile and across many.
 fn check_segmented<T: Elem>(ctx: &Context, n: usize, seed: u64) -> Res {
     let xs = data::<T>(n, seed);
-    let offsets = segment_offsets(n, seed);
-    let segments = offsets.len() - 1;
-    let (input, offs) = (ctx.upload(&xs).map_err(e)?, ctx.upload(&offsets).map_err(e)?);
-    let mut out = ctx.alloc::<T>(segments).map_err(e)?;
-    for (how, seg) in segmented_plans(ctx) {
-        seg.reduce(&input, &offs, &mut out, SegSum).map_err(e)?;
-        let got = out.to_vec().map_err(e)?;
-        for s in 0..segments {
-            let part = &xs[offsets[s] as usize..offsets[s + 1] as usize];
-            check_total(got[s], sum_terms(part), 0.0).map_err(|m| format!("segmented_reduce{how} segment {s}: {m}"))?;
+    let input = ctx.upload(&xs).map_err(e)?;
+    for (offsets, (how, seg)) in segmented_cases(ctx, n, seed) {
+        let segments = offsets.len() - 1;
+        let offs = ctx.upload(&offsets).map_err(e)?;
+        let mut out = ctx.alloc::<T>(segments).map_err(e)?;
+        {
+            seg.reduce(&input, &offs, &mut out, SegSum).map_err(e)?;
+            let got = out.to_vec().map_err(e)?;
+            for s in 0..segments {
+                let part = &xs[offsets[s] as usize..offsets[s + 1] as usize];
+                check_total(got[s], sum_terms(part), 0.0)
+                    .map_err(|m| format!("segmented_reduce{how} segment {s}: {m}"))?;
+            }
         }
     }
     Ok(())
@@ -583,39 +586,71 @@ fn check_segmented<T: Elem>(ctx: &Context, n: usize, seed: u64) -> Res {
 /// keep the first index.
 fn check_segmented_argmin<T: Elem>(ctx: &Context, n: usize, seed: u64) -> Res {
     let xs: Vec<T> = (0..n).map(|i| T::from_f64((splitmix64(seed ^ i as u64) % 64) as f64)).collect();
-    let offsets = segment_offsets(n, seed);
-    let segments = offsets.len() - 1;
-    let (input, offs) = (ctx.upload(&xs).map_err(e)?, ctx.upload(&offsets).map_err(e)?);
-    let mut out = ctx.alloc::<u64>(segments).map_err(e)?;
-    for (how, seg) in segmented_plans(ctx) {
-        seg.reduce(&input, &offs, &mut out, SegArgMin).map_err(e)?;
-        let got = out.to_vec().map_err(e)?;
-        for s in 0..segments {
-            let (a, b) = (offsets[s] as usize, offsets[s + 1] as usize);
-            let want = (a..b).fold(None, |best: Option<usize>, i| match best {
-                Some(j) if xs[j] <= xs[i] => Some(j),
-                _ => Some(i),
-            });
-            let want = want.map_or(u64::MAX, |i| i as u64);
-            if got[s] != want {
-                return Err(format!("segmented argmin{how} segment {s} ({a}..{b}): {} != {want}", got[s]));
+    let input = ctx.upload(&xs).map_err(e)?;
+    for (offsets, (how, seg)) in segmented_cases(ctx, n, seed) {
+        let segments = offsets.len() - 1;
+        let offs = ctx.upload(&offsets).map_err(e)?;
+        let mut out = ctx.alloc::<u64>(segments).map_err(e)?;
+        {
+            seg.reduce(&input, &offs, &mut out, SegArgMin).map_err(e)?;
+            let got = out.to_vec().map_err(e)?;
+            for s in 0..segments {
+                let (a, b) = (offsets[s] as usize, offsets[s + 1] as usize);
+                let want = (a..b).fold(None, |best: Option<usize>, i| match best {
+                    Some(j) if xs[j] <= xs[i] => Some(j),
+                    _ => Some(i),
+                });
+                let want = want.map_or(u64::MAX, |i| i as u64);
+                if got[s] != want {
+                    return Err(format!("segmented argmin{how} segment {s} ({a}..{b}): {} != {want}", got[s]));
+                }
             }
         }
     }
     Ok(())
 }
 
-/// The default plan, then the launches large inputs take (the tiles'
-/// boundaries found first, by a search or a stream, the spine over
-/// several blocks) at the sanitizer's sizes.
-fn segmented_plans(ctx: &Context) -> [(&'static str, gpuprim::segmented::Segmented<'_>); 3] {
+/// The offsets and plans the segmented checks run: over
+/// [`segment_offsets`], the default plan, then the launches large inputs
+/// take (the tiles' boundaries found first, by a search or a stream, the
+/// spine over several blocks) at the sanitizer's sizes; over
+/// [`ranged_offsets`], the offsets counted and routed to the ranges kernel
+/// (and the same counted with one segment too long for it, so routed to
+/// the flat kernels).
+fn segmented_cases(
+    ctx: &Context,
+    n: usize,
+    seed: u64,
+) -> Vec<(Vec<u64>, (&'static str, gpuprim::segmented::Segmented<'_>))> {
     let large = ctx.segmented().bounds_from(0).spine_share(2);
     let streamed = large.clone().bounds_by_stream(true);
-    [
-        ("", ctx.segmented()),
-        (" (bounds searched first, spine in blocks)", large.bounds_by_stream(false)),
-        (" (bounds streamed first, spine in blocks)", streamed),
+    let mixed = segment_offsets(n, seed);
+    let ranged = ranged_offsets(n, seed);
+    let mut too_long = ranged.clone();
+    while too_long.len() > 3 && too_long[1] - too_long[0] <= 4096 {
+        too_long.remove(1);
+    }
+    let routed = ctx.segmented().bounds_from(0).spine_share(2).route_to_ranges(true);
+    vec![
+        (mixed.clone(), ("", ctx.segmented())),
+        (mixed.clone(), (" (bounds searched first, spine in blocks)", large.bounds_by_stream(false))),
+        (mixed, (" (bounds streamed first, spine in blocks)", streamed)),
+        (ranged, (" (routed to ranges)", routed.clone())),
+        (too_long, (" (routed, one segment too long)", routed)),
     ]
+}
+
+/// CSR offsets over `n` elements in segments of 32 to 4096 (routed to the
+/// ranges kernel).
+fn ranged_offsets(n: usize, seed: u64) -> Vec<u64> {
+    let mut offsets = vec![0u64];
+    let mut k = 0;
+    while *offsets.last().unwrap() < n as u64 {
+        k += 1;
+        let len = 32 + splitmix64(seed ^ k) % 4065;
+        offsets.push(Ord::min(offsets.last().unwrap() + len, n as u64));
+    }
+    offsets
 }
 
 /// CSR offsets over `n` elements: a quarter in segments shorter than 8,

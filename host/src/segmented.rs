@@ -55,7 +55,16 @@
 //! Tiny, huge and mixed segments cost about the same per element. One to
 //! three launches, no allocation once the stream's temporary storage
 //! exists.
-//! Begin/end pairs go through one warp per segment.
+//! Begin/end pairs go through one warp per segment. Offsets whose mean
+//! segment is a few hundred elements (128 to 2048: `policy::ROUTE_MEAN`)
+//! go there too when they suit it: a launch counts the segments longer
+//! than 4096 and shorter than 32, and the counts decide on the device,
+//! with no wait, whether the warp-per-segment kernel or the flat ones do
+//! the work (the others return at once); one warp streams a segment of
+//! 512 with no tile machinery (an H100 at 2^28: 100% of copy against 85%).
+//! Float results of those segments then follow that kernel's order
+//! (strided over the warp's lanes, then across them), still the same
+//! from run to run.
 //!
 //! **Checked offsets.** Offsets and begin/end pairs live on the device, so
 //! whether they are valid (non-decreasing and at most `n`; `begin <= end
@@ -165,6 +174,7 @@ pub struct Segmented<'c> {
     spine_share: Option<u64>,
     bounds_from: Option<u64>,
     bounds_stream: Option<bool>,
+    route: Option<bool>,
 }
 
 /// How the segments are given, resolved to device addresses.
@@ -185,6 +195,7 @@ impl Context {
             spine_share: None,
             bounds_from: None,
             bounds_stream: None,
+            route: None,
         }
     }
 
@@ -432,6 +443,16 @@ impl<'c> Segmented<'c> {
         self
     }
 
+    /// Whether CSR offsets are counted first and their segments reduced by
+    /// the one-warp-per-segment kernel when they suit it
+    /// ([`policy::route_considered`] unless set): for tests, which reach
+    /// the routed launches with any lengths this way.
+    #[doc(hidden)]
+    pub fn route_to_ranges(mut self, route: bool) -> Self {
+        self.route = Some(route);
+        self
+    }
+
     /// Tiles of the flat kernel for `n` elements: one more than whole
     /// tiles, so that position `n` lies in a tile.
     fn tiles<T>(&self, n: u64) -> Result<u64> {
@@ -497,7 +518,22 @@ impl<'c> Segmented<'c> {
         }
         let blocks = self.spine_blocks::<Op::Acc>(tiles);
         let used = records_used::<Op::Acc>(tiles, blocks);
-        let search_first = offsets != 0 && tiles >= self.bounds_from.unwrap_or(policy::BOUNDS_MIN_TILES);
+        // Offsets whose mean segment suits the ranges kernel are counted
+        // first, and the kernels of both paths launched: the counts decide
+        // on the device which of them works ([`policy::route_to_ranges`]).
+        let routed = offsets != 0
+            && segments <= u32::MAX as u64
+            && self.route.unwrap_or_else(|| policy::route_considered(n, segments));
+        let route_kernels = if routed {
+            let ranges_task = || format!("segmented `{}` on `{}` (routed to ranges)", Op::NAME, T::NAME);
+            Some((
+                Family("segmented_route").get(self.ctx, Instance::of(""), 256, task)?,
+                Family("segmented_ranges").get(self.ctx, what, policy::RANGES_BLOCK, ranges_task)?,
+            ))
+        } else {
+            None
+        };
+        let search_first = !routed && offsets != 0 && tiles >= self.bounds_from.unwrap_or(policy::BOUNDS_MIN_TILES);
         let stream = self.bounds_stream.unwrap_or(policy::bounds_by_stream(segments, tiles));
         let bounds_family = if search_first {
             let name = if stream { "segmented_bounds" } else { "segmented_bounds_search" };
@@ -511,6 +547,40 @@ impl<'c> Segmented<'c> {
         let out = output.view.addr();
         let launch = |region: Region| {
             self.clear_first(region)?;
+            let route = match &route_kernels {
+                Some((count, ranges)) => {
+                    let at = region.temp + policy::ROUTE_AT as u64;
+                    let full = self.ctx.multiprocessors() as u64 * policy::RANGES_BLOCKS_PER_SM as u64;
+                    let grid = segments.div_ceil(256).clamp(1, full.max(1)) as u32;
+                    let cfg = LaunchConfig { grid, block: 256, shared_bytes: 0 };
+                    // SAFETY: offsets holds segments + 1 (checked above);
+                    // the route's two counts lie in the region's zeroed
+                    // header.
+                    unsafe { self.ctx.launch(count.name, cfg, &[Arg::Ptr(offsets), segments.into(), Arg::Ptr(at)])? };
+                    let per_block = (policy::RANGES_BLOCK / 32) as u64;
+                    let grid = segments.div_ceil(per_block).clamp(1, full.max(1)) as u32;
+                    let args = [
+                        Arg::Ptr(x),
+                        n.into(),
+                        Arg::Ptr(offsets),
+                        Arg::Ptr(offsets + 8),
+                        segments.into(),
+                        Arg::Ptr(out),
+                        Arg::Ptr(region.temp),
+                        Arg::Ptr(region.spare),
+                        (region.spare_bytes as u64 / 8).into(),
+                        Arg::Ptr(at),
+                    ];
+                    let cfg = LaunchConfig { grid, block: policy::RANGES_BLOCK, shared_bytes: 0 };
+                    // SAFETY: begins and ends are offsets[..S] and
+                    // offsets[1..], out holds segments; the region's
+                    // header as the ranges kernel needs it, spare the other
+                    // half; the counts written by the launch before.
+                    unsafe { self.ctx.launch(ranges.name, cfg, &args)? };
+                    at
+                }
+                None => 0,
+            };
             let bounds = match &bounds_family {
                 Some(f) => {
                     let at = region.temp + policy::records_layout::<Op::Acc>(tiles)[3] as u64;
@@ -548,6 +618,7 @@ impl<'c> Segmented<'c> {
                 Arg::Ptr(region.spare),
                 (region.spare_bytes as u64 / 8).into(),
                 Arg::Ptr(bounds),
+                Arg::Ptr(route),
             ];
             let cfg = LaunchConfig { grid: tiles as u32, block: self.block, shared_bytes: smem };
             // SAFETY: input holds n elements, offsets segments + 1 (checked
@@ -569,6 +640,7 @@ impl<'c> Segmented<'c> {
                         n.into(),
                         Arg::Ptr(out),
                         phase.into(),
+                        Arg::Ptr(route),
                     ];
                     let cfg = LaunchConfig { grid: grid as u32, block: policy::SPINE_BLOCK, shared_bytes };
                     // SAFETY: the records of the launch above, same
@@ -633,6 +705,7 @@ impl<'c> Segmented<'c> {
                 Arg::Ptr(region.temp),
                 Arg::Ptr(region.spare),
                 (region.spare_bytes as u64 / 8).into(),
+                Arg::Ptr(0),
             ];
             self.clear_first(region)?;
             let cfg = LaunchConfig { grid: grid as u32, block: self.block, shared_bytes: 0 };

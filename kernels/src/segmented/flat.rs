@@ -530,7 +530,10 @@ fn block_seg_scan<X: Item, S: Monoid<X>, const B: u32>(
 /// As described: buffers of those sizes, one block per tile, the grid as
 /// above, the error count zeroed, `temp` disjoint from `spare`, `bounds`
 /// null for fixed lengths and written by [`segmented_bounds`] with the
-/// same offsets and tile length in a launch before this one otherwise.
+/// same offsets and tile length in a launch before this one otherwise;
+/// `route` null, or the counts of [`super::ranges::segmented_route`] from
+/// a launch before this one (the launch then does nothing but clear
+/// `spare` when they send the segments to the ranges kernel).
 pub unsafe fn segmented_reduce<R: SegmentedReduction, const B: u32, const ITEMS: usize>(
     input: *const R::In,
     n: u64,
@@ -542,6 +545,7 @@ pub unsafe fn segmented_reduce<R: SegmentedReduction, const B: u32, const ITEMS:
     spare: *mut u64,
     spare_words: u64,
     bounds: *const u64,
+    route: *const u32,
 ) {
     // Argmin and argmax (16-byte accumulators) fit 40 registers without a
     // spill, so six blocks a multiprocessor with their smaller window; the
@@ -551,6 +555,10 @@ pub unsafe fn segmented_reduce<R: SegmentedReduction, const B: u32, const ITEMS:
     }
     // SAFETY: the caller's contract on `spare`.
     unsafe { clear_words::<B>(spare, spare_words) };
+    // SAFETY: the caller's contract on `route`.
+    if unsafe { super::routed_to_ranges(route, segments) } == Some(true) {
+        return;
+    }
     let (tid, lane, w) = (gpu::thread_idx(), gpu::lane(), gpu::warp_idx());
     let tile_len = B as u64 * ITEMS as u64;
     let tiles = gpu::grid_dim();
@@ -1108,7 +1116,10 @@ unsafe fn load_chunk<T: Copy, const MAX: usize>(p: *const T, s: u64, len: u64, k
 /// this one, followed by room for the pairs of the grid's blocks
 /// ([`policy::spine_pairs_bytes`]); blocks of `B` threads; shared memory
 /// [`policy::spine_smem_bytes`]`::<Acc>()`; `SPINE_WHOLE` in one block,
-/// `SPINE_CHAINED` in more, the pairs' room zeroed.
+/// `SPINE_CHAINED` in more, the pairs' room zeroed; `route` as for
+/// [`segmented_reduce`] (nothing to do when the segments went to the
+/// ranges kernel).
+#[allow(clippy::too_many_arguments)]
 pub unsafe fn segmented_spine<R: SegmentedReduction, const B: u32>(
     temp: *mut u64,
     tiles: u64,
@@ -1118,7 +1129,12 @@ pub unsafe fn segmented_spine<R: SegmentedReduction, const B: u32>(
     n: u64,
     out: *mut R::Out,
     phase: u32,
+    route: *const u32,
 ) {
+    // SAFETY: the caller's contract on `route`.
+    if unsafe { super::routed_to_ranges(route, segments) } == Some(true) {
+        return;
+    }
     // As many slots as the largest chunk (the chunk is below).
     const MAX: usize = 8;
     let k = policy::spine_items::<R::Acc>();

@@ -30,7 +30,7 @@ use crate::reduce::reduction::{Arg, Extreme, Indexed, Plain, Raw, Reduction, pic
 use crate::reduce::reduction::{Largest, Smallest};
 use core::mem::size_of;
 use flat::{segmented_bounds, segmented_bounds_search, segmented_reduce, segmented_spine};
-use ranges::segmented_ranges;
+use ranges::{segmented_ranges, segmented_route};
 
 /// What a segmented kernel writes for a segment.
 pub trait SegmentedReduction: Reduction<In: Element> {
@@ -260,6 +260,22 @@ impl<T: Element, E: Extreme> SegmentedReduction for Arg<T, E> {
     }
 }
 
+/// Whether this launch's segments go to the ranges kernel, from the
+/// counts that [`ranges::segmented_route`] left at `route`; `None` where
+/// the host did not route (`route` null). The same in every thread.
+///
+/// # Safety
+/// `route` null, or the two counts written by a launch before this one.
+#[inline(always)]
+unsafe fn routed_to_ranges(route: *const u32, segments: u64) -> Option<bool> {
+    if route.is_null() {
+        return None;
+    }
+    // SAFETY: the caller's two counts.
+    let (long, short) = unsafe { (crate::gpu::global::load(route), crate::gpu::global::load(route.add(1))) };
+    Some(policy::route_to_ranges(long, short, segments))
+}
+
 const _: () = assert!(
     policy::BLOCK == 256 && policy::RANGES_BLOCK == 256 && policy::SPINE_BLOCK == 1024,
     "the entries! lists below say 256 and 1024"
@@ -268,14 +284,14 @@ const _: () = assert!(
 entries! {
     segmented_reduce(input: *const T, n: u64, offsets: *const u64, segments: u64, seg_len: u64,
          out: *mut <Op as SegmentedReduction>::Out, temp: *mut u64, spare: *mut u64, spare_words: u64,
-         bounds: *const u64)
+         bounds: *const u64, route: *const u32)
         => segmented_reduce::<Op, {B}, { policy::items::<T>() }>;
         ops [sum = Plain<T, Sum>, product = Plain<T, Product>, min = Plain<T, Min>, max = Plain<T, Max>,
              argmin = Arg<T, Smallest>, argmax = Arg<T, Largest>]
         types [i32, u32, i64, u64, f32, f64]
         blocks [256];
     segmented_spine(temp: *mut u64, tiles: u64, offsets: *const u64, segments: u64, seg_len: u64, n: u64,
-         out: *mut <Op as SegmentedReduction>::Out, phase: u32)
+         out: *mut <Op as SegmentedReduction>::Out, phase: u32, route: *const u32)
         => segmented_spine::<Op, {B}>;
         ops [sum = Plain<T, Sum>, product = Plain<T, Product>, min = Plain<T, Min>, max = Plain<T, Max>,
              argmin = Arg<T, Smallest>, argmax = Arg<T, Largest>]
@@ -286,8 +302,11 @@ entries! {
         => segmented_bounds::<{B}>; blocks [256];
     segmented_bounds_search(offsets: *const u64, segments: u64, n: u64, tile_len: u64, tiles: u64, bounds: *mut u64)
         => segmented_bounds_search::<{B}>; blocks [256];
+    segmented_route(offsets: *const u64, segments: u64, route: *mut u32)
+        => segmented_route::<{B}>; blocks [256];
     segmented_ranges(input: *const T, n: u64, begins: *const u64, ends: *const u64, segments: u64,
-         out: *mut <Op as SegmentedReduction>::Out, temp: *mut u64, spare: *mut u64, spare_words: u64)
+         out: *mut <Op as SegmentedReduction>::Out, temp: *mut u64, spare: *mut u64, spare_words: u64,
+         route: *const u32)
         => segmented_ranges::<Op, {B}>;
         ops [sum = Plain<T, Sum>, product = Plain<T, Product>, min = Plain<T, Min>, max = Plain<T, Max>,
              argmin = Arg<T, Smallest>, argmax = Arg<T, Largest>]

@@ -23,6 +23,42 @@ pub const fn spine_items<A>() -> usize {
     if k == 0 { 1 } else { k }
 }
 
+/// Mean segment lengths (`n / segments`, known on the host) at which
+/// offsets may go to the one-warp-per-segment ranges kernel instead of the
+/// flat one ([`route_considered`]); a launch of [`super::ranges::segmented_route`]
+/// then counts what the mean does not tell (any segment longer than
+/// [`ROUTE_LONGEST`], how many shorter than [`ROUTE_SHORT`]) and the
+/// kernels of both paths read the counts to know which of them runs
+/// ([`route_to_ranges`]).
+// H100, 2^28 `i32` sums (2026-11-27, docs/tuning/segmented.md "The ranges kernel beside the flat one"): segments of 512 at 100% of copy through the ranges kernel against 85% flat (2^24: 26.4 against 48.9 us, CUB 46.4); segments of 16 at 17% against 79%, of 2^20 at 11% against 98%.
+pub const ROUTE_MEAN: [u64; 2] = [128, 2048];
+
+/// The longest segment the ranges kernel takes when routed: one warp
+/// reads it, 16 KiB at 4-byte items.
+pub const ROUTE_LONGEST: u64 = 4096;
+
+/// Segments this short leave most of a warp idle in the ranges kernel;
+/// routing needs at most a quarter of them.
+pub const ROUTE_SHORT: u64 = 32;
+
+/// Whether offsets of `segments` segments over `n` elements are worth the
+/// counting launch ([`ROUTE_MEAN`]; the counts are `u32`).
+pub const fn route_considered(n: u64, segments: u64) -> bool {
+    segments > 0 && segments <= u32::MAX as u64 && n / segments >= ROUTE_MEAN[0] && n / segments <= ROUTE_MEAN[1]
+}
+
+/// Byte offset, in the header of the temporary storage
+/// ([`RECORDS_HEADER`]), of the route's counts: segments longer than
+/// [`ROUTE_LONGEST`] (or whose offsets are out of order), then segments
+/// shorter than [`ROUTE_SHORT`], a `u32` each.
+pub const ROUTE_AT: usize = 8;
+
+/// The ranges kernel runs when no segment is long and at most a quarter
+/// are short.
+pub const fn route_to_ranges(long: u32, short: u32, segments: u64) -> bool {
+    long == 0 && short as u64 * 4 <= segments
+}
+
 /// Threads per block of the ranges kernel ([`super::ranges`]), one warp
 /// per segment.
 // Not yet measured on a GPU: 8 warps per block, as the reductions' default.

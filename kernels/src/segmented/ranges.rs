@@ -1,6 +1,6 @@
 //! Segments given as begin/end pairs: any order, any overlap.
 
-use super::SegmentedReduction;
+use super::{SegmentedReduction, policy, routed_to_ranges};
 use crate::gpu::{self, WARP_SIZE, atomic, global};
 use crate::reduce::finish::Accumulators;
 use crate::single_pass::clear_words;
@@ -24,10 +24,17 @@ use crate::warp;
 /// **Checked**: a pair with `begin > end` or `end > n` increments the
 /// `u32` at byte 4 of `temp` and gets the identity (nothing is read).
 ///
+/// **Routed** (`route` not null): CSR offsets whose segments
+/// [`segmented_route`] counted; the launch does nothing unless the counts
+/// send them here ([`policy::route_to_ranges`]), and the flat kernels
+/// launched after it do nothing if they do.
+///
 /// # Safety
 /// `input` holds `n` elements, `begins` and `ends` `segments` each, `out`
 /// `segments`; `temp` holds 16 zeroed bytes; `spare`/`spare_words` as in
-/// [`super::flat::segmented_reduce`].
+/// [`super::flat::segmented_reduce`]; `route` null or the counts of
+/// [`segmented_route`] from a launch before this one.
+#[allow(clippy::too_many_arguments)]
 pub unsafe fn segmented_ranges<R: SegmentedReduction, const B: u32>(
     input: *const R::In,
     n: u64,
@@ -38,9 +45,14 @@ pub unsafe fn segmented_ranges<R: SegmentedReduction, const B: u32>(
     temp: *mut u64,
     spare: *mut u64,
     spare_words: u64,
+    route: *const u32,
 ) {
     // SAFETY: the caller's contract on `spare`.
     unsafe { clear_words::<B>(spare, spare_words) };
+    // SAFETY: the caller's contract on `route`.
+    if unsafe { routed_to_ranges(route, segments) } == Some(false) {
+        return;
+    }
     let errors = (temp as *mut u32).wrapping_add(1);
     let lane = gpu::lane() as u64;
     let w = WARP_SIZE as u64;
@@ -80,5 +92,41 @@ pub unsafe fn segmented_ranges<R: SegmentedReduction, const B: u32>(
     if bad {
         // SAFETY: inside temp's 16 bytes.
         unsafe { atomic::add(errors, 1u32) };
+    }
+}
+
+/// Counts, for routing CSR offsets between the ranges kernel and the flat
+/// one, the segments longer than [`policy::ROUTE_LONGEST`] (or whose
+/// offsets are out of order) and those shorter than
+/// [`policy::ROUTE_SHORT`], into the two `u32` at `route` (zeroed before).
+/// One pass over the offsets, grid-stride, one atomic add per warp and
+/// count where it found any.
+///
+/// # Safety
+/// `offsets` holds `segments + 1` elements; `route` two zeroed `u32`.
+pub unsafe fn segmented_route<const B: u32>(offsets: *const u64, segments: u64, route: *mut u32) {
+    let stride = gpu::grid_dim() as u64 * B as u64;
+    let mut k = gpu::block_idx() as u64 * B as u64 + gpu::thread_idx() as u64;
+    let (mut long, mut short) = (0u32, 0u32);
+    while k < segments {
+        // SAFETY: k + 1 <= segments.
+        let (a, b) = unsafe { (global::load(offsets.add(k as usize)), global::load(offsets.add(k as usize + 1))) };
+        let len = b.wrapping_sub(a);
+        long += (b < a || len > policy::ROUTE_LONGEST) as u32;
+        short += (b >= a && len < policy::ROUTE_SHORT) as u32;
+        k += stride;
+    }
+    let long = warp::reduce_all::<u32, crate::ops::Sum>(long);
+    let short = warp::reduce_all::<u32, crate::ops::Sum>(short);
+    if gpu::lane() == 0 {
+        // SAFETY: the caller's two counts.
+        unsafe {
+            if long != 0 {
+                atomic::add(route, long);
+            }
+            if short != 0 {
+                atomic::add(route.add(1), short);
+            }
+        }
     }
 }
