@@ -266,10 +266,17 @@ fn offsets_property<T: TestType, Op: TestOp<T>>(ctx: &Context, cases_n: u32) {
     // Each tile searches its own boundaries, or (every tile count here is
     // below the default threshold) a launch of their own finds them, by a
     // search per edge or a stream over the offsets.
-    let segs = [ctx.segmented(), ctx.segmented().bounds_from(0), ctx.segmented().bounds_from(0).bounds_by_stream(true)];
+    // Or the offsets are counted first and routed (to the ranges kernel
+    // where their lengths suit it, else to the flat one).
+    let segs = [
+        ctx.segmented(),
+        ctx.segmented().bounds_from(0),
+        ctx.segmented().bounds_from(0).bounds_by_stream(true),
+        ctx.segmented().route_to_ranges(true),
+    ];
     check(cases_n, (sizes, means, any::<u64>()), |(n, mean, seed)| {
         let x = data::<T, Op>(n, seed);
-        let seg = &segs[(seed % 3) as usize];
+        let seg = &segs[(seed % 4) as usize];
         run_offsets::<T, Op>(ctx, seg, &x, &random_offsets(n, mean, seed))
     });
 }
@@ -321,6 +328,85 @@ backend_test!(edge_segmentations, |ctx| {
     // No input at all: every segment empty.
     for_ops(ctx, &seg, &[], &[0, 0, 0]).unwrap();
     for_ops(ctx, &seg, &[], &[0]).unwrap();
+});
+
+// Offsets counted and routed: to the ranges kernel where every segment is
+// at most `policy::ROUTE_LONGEST` and at most a quarter are shorter than
+// `policy::ROUTE_SHORT`, else to the flat kernels (one long segment, too
+// many short ones, offsets out of order), every operator and type; the
+// default plan routes means of a few hundred by itself.
+fn routed_property<T: TestType, Op: TestOp<T>>(ctx: &Context, cases_n: u32) {
+    let t = tile::<T>();
+    let max = if ctx.backend() == BackendKind::Cuda { 1 << 21 } else { 2 * t + 5 };
+    let routed = ctx.segmented().route_to_ranges(true);
+    check(cases_n, (0..=max, 0u32..4, any::<u64>()), |(n, kind, seed)| {
+        let mut rng = Rng(seed);
+        let x = data::<T, Op>(n, seed);
+        let long = policy::ROUTE_LONGEST;
+        let mut offsets = vec![Ord::min(rng.below(64), n as u64)];
+        while *offsets.last().unwrap() < n as u64 {
+            let len = match kind {
+                // Ranges: lengths from the shortest that counts as long
+                // enough to the longest the ranges kernel takes.
+                0 | 1 => policy::ROUTE_SHORT + rng.below(long - policy::ROUTE_SHORT + 1),
+                // Flat: mostly short segments.
+                2 => rng.below(policy::ROUTE_SHORT),
+                // Flat: ranges-sized, and one too long near the middle.
+                _ => 100 + rng.below(400),
+            };
+            let at = Ord::min(offsets.last().unwrap() + len, n as u64);
+            offsets.push(at);
+        }
+        if kind == 3 && offsets.len() > 2 {
+            let mid = offsets.len() / 2;
+            offsets.insert(mid, offsets[mid - 1]);
+            let longer = Ord::min(offsets[mid] + long + 1, n as u64);
+            for o in &mut offsets[mid..] {
+                *o = Ord::max(*o, longer);
+            }
+        }
+        run_offsets::<T, Op>(ctx, &routed, &x, &offsets)?;
+        run_offsets::<T, Op>(ctx, &ctx.segmented(), &x, &offsets)
+    });
+}
+
+backend_test!(routed_every_operator_and_type, |ctx| {
+    let k = cases(ctx, 3, 8);
+    macro_rules! all {
+        ($($op:ty => [$($t:ty),*];)*) => {$($( routed_property::<$t, $op>(ctx, k); )*)*};
+    }
+    all! {
+        Sum => [i32, u32, i64, u64, f32, f64];
+        Product => [i32, f64];
+        Min => [i32, f32];
+        Max => [u64, f64];
+        ArgMin => [i32, u32, i64, u64, f32, f64];
+        ArgMax => [i32, f32];
+    }
+});
+
+// Routed offsets out of order or past the input are refused like the flat
+// kernel's, whichever path the counts pick.
+backend_test!(routed_bad_offsets_are_refused, |ctx| {
+    let x = data::<i32, Sum>(5000, 5);
+    let mut out = ctx.alloc::<i32>(4).unwrap();
+    let input = ctx.upload(&x).unwrap();
+    let routed = ctx.segmented().route_to_ranges(true);
+    for offsets in [[0u64, 1000, 900, 2000, 3000], [0, 100, 200, 300, 5001], [0, 1000, 2000, 3000, 4000]] {
+        let offs = ctx.upload(&offsets[..]).unwrap();
+        out.poison().unwrap();
+        let got = routed.reduce(&input, &offs, &mut out, Sum);
+        if offsets == [0, 1000, 2000, 3000, 4000] {
+            got.unwrap();
+            let want: Vec<i32> = offsets
+                .windows(2)
+                .map(|w| x[w[0] as usize..w[1] as usize].iter().fold(0i32, |a, &b| a.wrapping_add(b)))
+                .collect();
+            assert_eq!(out.to_vec().unwrap(), want);
+        } else {
+            assert!(matches!(got, Err(Error::InvalidInput { .. })), "{offsets:?}: {got:?}");
+        }
+    }
 });
 
 // Tile edges owned by boundaries that span more than four tiles, which the
