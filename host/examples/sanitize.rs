@@ -577,6 +577,19 @@ fn check_segmented<T: Elem>(ctx: &Context, n: usize, seed: u64) -> Res {
             }
         }
     }
+    // Fixed lengths: 7 through the flat kernel, 512 through the ranges
+    // kernel.
+    for len in [7usize, 512] {
+        let segments = n.div_ceil(len);
+        let mut out = ctx.alloc::<T>(segments).map_err(e)?;
+        ctx.segmented_reduce_fixed(&input, len, &mut out, SegSum).map_err(e)?;
+        let got = out.to_vec().map_err(e)?;
+        for s in 0..segments {
+            let part = &xs[s * len..Ord::min((s + 1) * len, n)];
+            check_total(got[s], sum_terms(part), 0.0)
+                .map_err(|m| format!("segmented_reduce_fixed({len}) segment {s}: {m}"))?;
+        }
+    }
     Ok(())
 }
 

@@ -62,6 +62,8 @@
 //! with no wait, whether the warp-per-segment kernel or the flat ones do
 //! the work (the others return at once); one warp streams a segment of
 //! 512 with no tile machinery (an H100 at 2^28: 100% of copy against 85%).
+//! Fixed lengths of 128 to 4096 go there directly (one launch: the
+//! length is known on the host).
 //! Float results of those segments then follow that kernel's order
 //! (strided over the warp's lanes, then across them), still the same
 //! from run to run.
@@ -445,8 +447,9 @@ impl<'c> Segmented<'c> {
 
     /// Whether CSR offsets are counted first and their segments reduced by
     /// the one-warp-per-segment kernel when they suit it
-    /// ([`policy::route_considered`] unless set): for tests, which reach
-    /// the routed launches with any lengths this way.
+    /// ([`policy::route_considered`] unless set), and whether fixed lengths
+    /// go to that kernel ([`policy::fixed_to_ranges`] unless set): for
+    /// tests, which reach both kernels with any lengths this way.
     #[doc(hidden)]
     pub fn route_to_ranges(mut self, route: bool) -> Self {
         self.route = Some(route);
@@ -516,6 +519,9 @@ impl<'c> Segmented<'c> {
         if offsets == 0 && segments == 0 {
             return Ok(());
         }
+        if offsets == 0 && self.route.unwrap_or_else(|| policy::fixed_to_ranges(seg_len)) {
+            return self.fixed_ranges::<T, Op>(input.view.addr(), n, seg_len, segments, output.view.addr(), temp);
+        }
         let blocks = self.spine_blocks::<Op::Acc>(tiles);
         let used = records_used::<Op::Acc>(tiles, blocks);
         // Offsets whose mean segment suits the ranges kernel are counted
@@ -564,6 +570,7 @@ impl<'c> Segmented<'c> {
                         n.into(),
                         Arg::Ptr(offsets),
                         Arg::Ptr(offsets + 8),
+                        0u64.into(),
                         segments.into(),
                         Arg::Ptr(out),
                         Arg::Ptr(region.temp),
@@ -700,6 +707,7 @@ impl<'c> Segmented<'c> {
                 n.into(),
                 Arg::Ptr(b),
                 Arg::Ptr(e),
+                0u64.into(),
                 segments.into(),
                 Arg::Ptr(out),
                 Arg::Ptr(region.temp),
@@ -718,6 +726,47 @@ impl<'c> Segmented<'c> {
             } else {
                 Ok(())
             }
+        };
+        self.with_region(temp, RANGES_STATUS, launch)
+    }
+
+    /// Fixed lengths through the ranges kernel: one launch, nothing to
+    /// check (`segments` = ceil(n / seg_len), checked by the caller).
+    fn fixed_ranges<T: Scalar, Op: SegmentedOp<T>>(
+        &self,
+        x: u64,
+        n: u64,
+        seg_len: u64,
+        segments: u64,
+        out: u64,
+        temp: Option<&mut SegmentedTemp>,
+    ) -> Result<()> {
+        let what = Instance::of(T::NAME).op(Op::NAME);
+        let task = || format!("segmented `{}` on `{}` of a fixed length", Op::NAME, T::NAME);
+        let kernel = Family("segmented_ranges").get(self.ctx, what, policy::RANGES_BLOCK, task)?;
+        let per_block = (policy::RANGES_BLOCK / 32) as u64;
+        let full = self.ctx.multiprocessors() as u64 * policy::RANGES_BLOCKS_PER_SM as u64;
+        let grid = segments.div_ceil(per_block).clamp(1, full.max(1)) as u32;
+        let launch = |region: Region| {
+            self.clear_first(region)?;
+            let args = [
+                Arg::Ptr(x),
+                n.into(),
+                Arg::Ptr(0),
+                Arg::Ptr(0),
+                seg_len.into(),
+                segments.into(),
+                Arg::Ptr(out),
+                Arg::Ptr(region.temp),
+                Arg::Ptr(region.spare),
+                (region.spare_bytes as u64 / 8).into(),
+                Arg::Ptr(0),
+            ];
+            let cfg = LaunchConfig { grid, block: policy::RANGES_BLOCK, shared_bytes: 0 };
+            // SAFETY: input holds n elements, out ceil(n / seg_len) with
+            // seg_len > 0 (the caller's checks); the region's 16-byte
+            // header zeroed, spare the other half.
+            unsafe { self.ctx.launch(kernel.name, cfg, &args) }
         };
         self.with_region(temp, RANGES_STATUS, launch)
     }

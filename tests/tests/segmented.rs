@@ -459,21 +459,24 @@ fn for_ops(ctx: &Context, seg: &Segmented, x: &[i32], offsets: &[u64]) -> Result
     run_offsets::<i32, ArgMax>(ctx, seg, x, offsets)
 }
 
-/// Fixed lengths at tile edges, on `T`.
+/// Fixed lengths at tile edges, on `T`: through the flat kernel, and
+/// through the ranges kernel (by default from 128 to 4096, forced below).
 fn fixed_lengths<T: TestType, Op: TestOp<T>>(ctx: &Context) {
     let t = tile::<T>();
-    let seg = ctx.segmented();
-    for n in [0, 1, 31, 33, t - 1, t, t + 1, 2 * t + 3] {
-        for len in [1, 2, 31, 32, 33, t - 1, t, t + 1, 3 * t] {
-            let x = data::<T, Op>(n, (n * 31 + len) as u64);
-            let s = n.div_ceil(len);
-            let input = ctx.upload(&x).unwrap();
-            let mut out = ctx.alloc::<Op::Out>(s).unwrap();
-            out.poison().unwrap();
-            seg.reduce_fixed(&input, len, &mut out, Op::default()).unwrap();
-            let segs: Vec<(usize, usize)> = (0..s).map(|k| (k * len, ((k + 1) * len).min(n))).collect();
-            verify_all::<T, Op>(&x, &segs, &out.to_vec().unwrap())
-                .unwrap_or_else(|e| panic!("n {n}, length {len}: {e}"));
+    let route = policy::ROUTE_LONGEST as usize;
+    for seg in [ctx.segmented(), ctx.segmented().route_to_ranges(true), ctx.segmented().route_to_ranges(false)] {
+        for n in [0, 1, 31, 33, t - 1, t, t + 1, 2 * t + 3] {
+            for len in [1, 2, 31, 32, 33, 128, 511, route, route + 1, t - 1, t, t + 1, 3 * t] {
+                let x = data::<T, Op>(n, (n * 31 + len) as u64);
+                let s = n.div_ceil(len);
+                let input = ctx.upload(&x).unwrap();
+                let mut out = ctx.alloc::<Op::Out>(s).unwrap();
+                out.poison().unwrap();
+                seg.reduce_fixed(&input, len, &mut out, Op::default()).unwrap();
+                let segs: Vec<(usize, usize)> = (0..s).map(|k| (k * len, ((k + 1) * len).min(n))).collect();
+                verify_all::<T, Op>(&x, &segs, &out.to_vec().unwrap())
+                    .unwrap_or_else(|e| panic!("n {n}, length {len}: {e}"));
+            }
         }
     }
 }

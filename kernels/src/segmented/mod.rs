@@ -304,7 +304,7 @@ entries! {
         => segmented_bounds_search::<{B}>; blocks [256];
     segmented_route(offsets: *const u64, segments: u64, route: *mut u32)
         => segmented_route::<{B}>; blocks [256];
-    segmented_ranges(input: *const T, n: u64, begins: *const u64, ends: *const u64, segments: u64,
+    segmented_ranges(input: *const T, n: u64, begins: *const u64, ends: *const u64, seg_len: u64, segments: u64,
          out: *mut <Op as SegmentedReduction>::Out, temp: *mut u64, spare: *mut u64, spare_words: u64,
          route: *const u32)
         => segmented_ranges::<Op, {B}>;

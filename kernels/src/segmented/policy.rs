@@ -47,6 +47,13 @@ pub const fn route_considered(n: u64, segments: u64) -> bool {
     segments > 0 && segments <= u32::MAX as u64 && n / segments >= ROUTE_MEAN[0] && n / segments <= ROUTE_MEAN[1]
 }
 
+/// Whether segments of a fixed length `seg_len` go to the ranges kernel
+/// (one launch, nothing to count): from the shortest mean that routes
+/// offsets to the longest segment the ranges kernel takes.
+pub const fn fixed_to_ranges(seg_len: u64) -> bool {
+    seg_len >= ROUTE_MEAN[0] && seg_len <= ROUTE_LONGEST
+}
+
 /// Byte offset, in the header of the temporary storage
 /// ([`RECORDS_HEADER`]), of the route's counts: segments longer than
 /// [`ROUTE_LONGEST`] (or whose offsets are out of order), then segments

@@ -24,13 +24,17 @@ use crate::warp;
 /// **Checked**: a pair with `begin > end` or `end > n` increments the
 /// `u32` at byte 4 of `temp` and gets the identity (nothing is read).
 ///
+/// **Fixed lengths** (`begins` null): segment `s` is `[s * seg_len,
+/// min((s + 1) * seg_len, n))`, read from nothing (`ends` unused).
+///
 /// **Routed** (`route` not null): CSR offsets whose segments
 /// [`segmented_route`] counted; the launch does nothing unless the counts
 /// send them here ([`policy::route_to_ranges`]), and the flat kernels
 /// launched after it do nothing if they do.
 ///
 /// # Safety
-/// `input` holds `n` elements, `begins` and `ends` `segments` each, `out`
+/// `input` holds `n` elements, `begins` and `ends` `segments` each (or
+/// `begins` null, `seg_len > 0` and `segments = ceil(n / seg_len)`), `out`
 /// `segments`; `temp` holds 16 zeroed bytes; `spare`/`spare_words` as in
 /// [`super::flat::segmented_reduce`]; `route` null or the counts of
 /// [`segmented_route`] from a launch before this one.
@@ -40,6 +44,7 @@ pub unsafe fn segmented_ranges<R: SegmentedReduction, const B: u32>(
     n: u64,
     begins: *const u64,
     ends: *const u64,
+    seg_len: u64,
     segments: u64,
     out: *mut R::Out,
     temp: *mut u64,
@@ -61,7 +66,12 @@ pub unsafe fn segmented_ranges<R: SegmentedReduction, const B: u32>(
     let mut bad = false;
     // SAFETY (all loads and stores): s < segments; elements below e <= n.
     while s < segments {
-        let (b, e) = unsafe { (global::load(begins.add(s as usize)), global::load(ends.add(s as usize))) };
+        let (b, e) = if begins.is_null() {
+            let b = s * seg_len;
+            (b, Ord::min(b + seg_len, n))
+        } else {
+            unsafe { (global::load(begins.add(s as usize)), global::load(ends.add(s as usize))) }
+        };
         let ok = b <= e && e <= n;
         bad |= !ok;
         let (b, e) = if ok { (b, e) } else { (0, 0) };
