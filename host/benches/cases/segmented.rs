@@ -7,9 +7,13 @@
 //! begin/end pairs (two views of the offsets, as CUB's begin and end
 //! iterators): the one-warp-per-segment kernel beside the flat one, on the
 //! same inputs (CUB's twin is the same `DeviceSegmentedReduce::Sum`).
+//! `segmented_fixed` is the sum over the same fixed lengths given as a
+//! length (`reduce_fixed_with_temp`: no offsets read; at 2^9 the
+//! warp-per-segment kernel), `segmented_fixed_flat` the same through the
+//! flat kernel; CUB's twin is its sum over the offsets.
 //!
 //! Bytes, `s` = size of `T`, `S` = segments: read `n s + 8 (S + 1)`
-//! (values and offsets); written `S s` (sum) or `8 S` (argmin: a u64
+//! (values and offsets; `n s` for fixed lengths); written `S s` (sum) or `8 S` (argmin: a u64
 //! index per segment; CUB writes an (int, `T`) pair, `S (4 + s)` bytes).
 
 use super::data::{DataCase, DataKey, DataSet, Moved, Part, Prepared, download, poisoned, same_bits};
@@ -43,6 +47,23 @@ fn cases_for<T: Elem>() -> Vec<DataCase> {
                 move |ctx, d| Run::<T>::new(ctx, d, how),
             ));
         }
+        // Fixed lengths (no offsets): the default plan, and at 2^9 also
+        // the flat kernel that the default no longer takes there.
+        if let Some(l) = len {
+            let mut fixed = vec![("segmented_fixed", How::Fixed(l, None))];
+            if l == 1 << 9 {
+                fixed.push(("segmented_fixed_flat", How::Fixed(l, Some(false))));
+            }
+            for (name, how) in fixed {
+                v.push(DataCase::new::<T, _>(
+                    GROUP,
+                    format!("{name}/{dist}"),
+                    DataKey::Segments(len),
+                    &[Part::Vals, Part::Offsets],
+                    move |ctx, d| Run::<T>::new(ctx, d, how),
+                ));
+            }
+        }
     }
     v
 }
@@ -57,6 +78,9 @@ enum How {
     /// `reduce_ranges_with_temp` with `Sum`, begins and ends the offsets'
     /// two views (one warp per segment).
     Ranges,
+    /// `reduce_fixed_with_temp` with `Sum` at the data's fixed length
+    /// (the offsets unread), the route as given (`None`: the default).
+    Fixed(u64, Option<bool>),
 }
 
 struct Run<T: Elem> {
@@ -96,6 +120,13 @@ impl<T: Elem> Prepared for Run<T> {
                 let (begins, ends) = (d.d_offsets[c].slice(..segs)?, d.d_offsets[c].slice(1..)?);
                 seg.reduce_ranges_with_temp(&d.d_vals[c], &begins, &ends, &mut self.sums, Sum, &mut self.temp)
             }
+            How::Fixed(l, route) => {
+                let seg = match route {
+                    Some(r) => seg.route_to_ranges(r),
+                    None => seg,
+                };
+                seg.reduce_fixed_with_temp(&d.d_vals[c], l as usize, &mut self.sums, Sum, &mut self.temp)
+            }
         }
     }
 
@@ -130,6 +161,7 @@ impl<T: Elem> Prepared for Run<T> {
 
     fn moved(&self) -> Moved {
         let (n, s, segs) = (self.d.n as u64, T::TY.size() as u64, self.d.offsets.len() as u64 - 1);
-        Moved { read: n * s + 8 * (segs + 1), written: segs * if self.how == How::ArgMin { 8 } else { s } }
+        let offsets = if matches!(self.how, How::Fixed(..)) { 0 } else { 8 * (segs + 1) };
+        Moved { read: n * s + offsets, written: segs * if self.how == How::ArgMin { 8 } else { s } }
     }
 }

@@ -958,7 +958,10 @@ bool parse_data_case(const std::string& name, DataSpec& d) {
   }
   // segmented_ranges: our sum over begin/end pairs (two views of the
   // offsets); CUB's begin and end iterators are the same call.
-  if (prim == "segmented_reduce" || prim == "segmented_argmin" || prim == "segmented_ranges") {
+  // segmented_fixed(_flat): our sum over a fixed length; CUB's twin is
+  // its sum over the same segments' offsets.
+  if (prim == "segmented_reduce" || prim == "segmented_argmin" || prim == "segmented_ranges" ||
+      prim == "segmented_fixed" || prim == "segmented_fixed_flat") {
     d.prim = prim == "segmented_argmin" ? Prim::SegmentedArgMin : Prim::SegmentedReduce;
     d.kind = Kind::Segments;
     if (dist == "mixed") {
