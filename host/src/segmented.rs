@@ -186,6 +186,14 @@ enum Segs {
     Fixed(u64),
 }
 
+/// The segments of a ranges-kernel launch: begin/end arrays (device
+/// addresses), or a fixed length.
+#[derive(Clone, Copy)]
+enum RangesSegs {
+    Pairs { begins: u64, ends: u64 },
+    Fixed(u64),
+}
+
 impl Context {
     /// A segmented reduction with the default options (256 threads,
     /// offsets checked).
@@ -563,27 +571,14 @@ impl<'c> Segmented<'c> {
                     // the route's two counts lie in the region's zeroed
                     // header.
                     unsafe { self.ctx.launch(count.name, cfg, &[Arg::Ptr(offsets), segments.into(), Arg::Ptr(at)])? };
-                    let per_block = (policy::RANGES_BLOCK / 32) as u64;
-                    let grid = segments.div_ceil(per_block).clamp(1, full.max(1)) as u32;
-                    let args = [
-                        Arg::Ptr(x),
-                        n.into(),
-                        Arg::Ptr(offsets),
-                        Arg::Ptr(offsets + 8),
-                        0u64.into(),
-                        segments.into(),
-                        Arg::Ptr(out),
-                        Arg::Ptr(region.temp),
-                        Arg::Ptr(region.spare),
-                        (region.spare_bytes as u64 / 8).into(),
-                        Arg::Ptr(at),
-                    ];
-                    let cfg = LaunchConfig { grid, block: policy::RANGES_BLOCK, shared_bytes: 0 };
+                    let segs = RangesSegs::Pairs { begins: offsets, ends: offsets + 8 };
                     // SAFETY: begins and ends are offsets[..S] and
                     // offsets[1..], out holds segments; the region's
-                    // header as the ranges kernel needs it, spare the other
-                    // half; the counts written by the launch before.
-                    unsafe { self.ctx.launch(ranges.name, cfg, &args)? };
+                    // header as the ranges kernel needs it; the counts
+                    // written by the launch before.
+                    unsafe {
+                        self.launch_ranges(ranges.name, policy::RANGES_BLOCK, region, x, n, segs, segments, out, at)?
+                    };
                     at
                 }
                 None => 0,
@@ -696,31 +691,15 @@ impl<'c> Segmented<'c> {
         if segments == 0 {
             return Ok(());
         }
-        let per_block = (self.block / 32) as u64;
-        let full = self.ctx.multiprocessors() as u64 * policy::RANGES_BLOCKS_PER_SM as u64;
-        let grid = segments.div_ceil(per_block).clamp(1, full.max(1));
         let (x, b, e, out) = (input.view.addr(), begins.view.addr(), ends.view.addr(), output.view.addr());
         let check = self.check;
         let launch = |region: Region| {
-            let args = [
-                Arg::Ptr(x),
-                n.into(),
-                Arg::Ptr(b),
-                Arg::Ptr(e),
-                0u64.into(),
-                segments.into(),
-                Arg::Ptr(out),
-                Arg::Ptr(region.temp),
-                Arg::Ptr(region.spare),
-                (region.spare_bytes as u64 / 8).into(),
-                Arg::Ptr(0),
-            ];
             self.clear_first(region)?;
-            let cfg = LaunchConfig { grid: grid as u32, block: self.block, shared_bytes: 0 };
+            let segs = RangesSegs::Pairs { begins: b, ends: e };
             // SAFETY: input holds n elements, begins, ends and out
-            // `segments` each (checked above); temp holds 16 zeroed bytes,
-            // spare is the other half.
-            unsafe { self.ctx.launch(kernel.name, cfg, &args)? };
+            // `segments` each (checked above); the region's 16 bytes
+            // zeroed; no route.
+            unsafe { self.launch_ranges(kernel.name, self.block, region, x, n, segs, segments, out, 0)? };
             if check {
                 self.errors(region.temp, "segment ranges", "a begin after its end, or an end past the input")
             } else {
@@ -744,31 +723,64 @@ impl<'c> Segmented<'c> {
         let what = Instance::of(T::NAME).op(Op::NAME);
         let task = || format!("segmented `{}` on `{}` of a fixed length", Op::NAME, T::NAME);
         let kernel = Family("segmented_ranges").get(self.ctx, what, policy::RANGES_BLOCK, task)?;
-        let per_block = (policy::RANGES_BLOCK / 32) as u64;
-        let full = self.ctx.multiprocessors() as u64 * policy::RANGES_BLOCKS_PER_SM as u64;
-        let grid = segments.div_ceil(per_block).clamp(1, full.max(1)) as u32;
         let launch = |region: Region| {
             self.clear_first(region)?;
-            let args = [
-                Arg::Ptr(x),
-                n.into(),
-                Arg::Ptr(0),
-                Arg::Ptr(0),
-                seg_len.into(),
-                segments.into(),
-                Arg::Ptr(out),
-                Arg::Ptr(region.temp),
-                Arg::Ptr(region.spare),
-                (region.spare_bytes as u64 / 8).into(),
-                Arg::Ptr(0),
-            ];
-            let cfg = LaunchConfig { grid, block: policy::RANGES_BLOCK, shared_bytes: 0 };
+            let segs = RangesSegs::Fixed(seg_len);
             // SAFETY: input holds n elements, out ceil(n / seg_len) with
-            // seg_len > 0 (the caller's checks); the region's 16-byte
-            // header zeroed, spare the other half.
-            unsafe { self.ctx.launch(kernel.name, cfg, &args) }
+            // seg_len > 0 (the caller's checks); the region's 16 bytes
+            // zeroed; no route.
+            unsafe { self.launch_ranges(kernel.name, policy::RANGES_BLOCK, region, x, n, segs, segments, out, 0) }
         };
         self.with_region(temp, RANGES_STATUS, launch)
+    }
+
+    /// Launch the ranges kernel `name` (blocks of `block`, one warp per
+    /// segment, at most [`policy::RANGES_BLOCKS_PER_SM`] blocks a
+    /// multiprocessor, grid-stride beyond) over `segments` segments of the
+    /// `n` elements at `x` into `out`, its status in `region`, the route's
+    /// counts at `route` (0: none).
+    ///
+    /// # Safety
+    /// As the kernel's: `x` holds `n` elements, the pairs `segments` each
+    /// (or `segments` = ceil(n / L) for fixed lengths `L > 0`), `out`
+    /// `segments`; the region's first 16 bytes zeroed; `route` 0 or the
+    /// counts of a `segmented_route` launch before this one.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn launch_ranges(
+        &self,
+        name: &str,
+        block: u32,
+        region: Region,
+        x: u64,
+        n: u64,
+        segs: RangesSegs,
+        segments: u64,
+        out: u64,
+        route: u64,
+    ) -> Result<()> {
+        let per_block = (block / 32) as u64;
+        let full = self.ctx.multiprocessors() as u64 * policy::RANGES_BLOCKS_PER_SM as u64;
+        let grid = segments.div_ceil(per_block).clamp(1, full.max(1)) as u32;
+        let (begins, ends, seg_len) = match segs {
+            RangesSegs::Pairs { begins, ends } => (begins, ends, 0),
+            RangesSegs::Fixed(len) => (0, 0, len),
+        };
+        let args = [
+            Arg::Ptr(x),
+            n.into(),
+            Arg::Ptr(begins),
+            Arg::Ptr(ends),
+            seg_len.into(),
+            segments.into(),
+            Arg::Ptr(out),
+            Arg::Ptr(region.temp),
+            Arg::Ptr(region.spare),
+            (region.spare_bytes as u64 / 8).into(),
+            Arg::Ptr(route),
+        ];
+        let cfg = LaunchConfig { grid, block, shared_bytes: 0 };
+        // SAFETY: the caller's contract; spare is the region's other half.
+        unsafe { self.ctx.launch(name, cfg, &args) }
     }
 
     /// Run `launch` on `used` bytes of zeroed status: in `temp`, or in the
