@@ -95,7 +95,8 @@ pub enum BuildError {
     /// function the compiler did not inline into a kernel, where it would
     /// cap nothing.
     #[error(
-        "the PTX of {krate} caps the registers of {functions:?}, which are not kernels: call `max_registers`          from the kernel body or from functions marked #[inline(always)]"
+        "the PTX of {krate} caps the registers of {functions:?}, which are not kernels: call `max_registers` \
+         from the kernel body or from functions marked #[inline(always)]"
     )]
     MisplacedRegisterCap { krate: String, functions: Vec<String> },
     /// Reading or writing a file failed.
@@ -448,9 +449,7 @@ pub fn apply_register_caps(ptx: &str) -> Result<String, Vec<String>> {
             }
         }
         if l.starts_with("//") {
-            if let (Some(n), Some((name, is_entry, Some(open)))) =
-                (l.strip_prefix(REGISTER_CAP_MARKER.trim_start()), &item)
-            {
+            if let (Some(n), Some((name, is_entry, Some(open)))) = (l.strip_prefix(REGISTER_CAP_MARKER), &item) {
                 match (n.trim().parse::<u32>(), is_entry) {
                     (Ok(n), true) => match caps.iter_mut().find(|(at, _)| at == open) {
                         Some((_, cap)) => *cap = (*cap).min(n),

@@ -563,18 +563,15 @@ fn check_by_key<T: Elem>(ctx: &Context, n: usize, seed: u64) -> Res {
 fn check_segmented<T: Elem>(ctx: &Context, n: usize, seed: u64) -> Res {
     let xs = data::<T>(n, seed);
     let input = ctx.upload(&xs).map_err(e)?;
-    for (offsets, (how, seg)) in segmented_cases(ctx, n, seed) {
+    for (offsets, how, seg) in segmented_cases(ctx, n, seed) {
         let segments = offsets.len() - 1;
         let offs = ctx.upload(&offsets).map_err(e)?;
         let mut out = ctx.alloc::<T>(segments).map_err(e)?;
-        {
-            seg.reduce(&input, &offs, &mut out, SegSum).map_err(e)?;
-            let got = out.to_vec().map_err(e)?;
-            for s in 0..segments {
-                let part = &xs[offsets[s] as usize..offsets[s + 1] as usize];
-                check_total(got[s], sum_terms(part), 0.0)
-                    .map_err(|m| format!("segmented_reduce{how} segment {s}: {m}"))?;
-            }
+        seg.reduce(&input, &offs, &mut out, SegSum).map_err(e)?;
+        let got = out.to_vec().map_err(e)?;
+        for s in 0..segments {
+            let part = &xs[offsets[s] as usize..offsets[s + 1] as usize];
+            check_total(got[s], sum_terms(part), 0.0).map_err(|m| format!("segmented_reduce{how} segment {s}: {m}"))?;
         }
     }
     // Fixed lengths: 7 through the flat kernel, 512 through the ranges
@@ -600,23 +597,21 @@ fn check_segmented<T: Elem>(ctx: &Context, n: usize, seed: u64) -> Res {
 fn check_segmented_argmin<T: Elem>(ctx: &Context, n: usize, seed: u64) -> Res {
     let xs: Vec<T> = (0..n).map(|i| T::from_f64((splitmix64(seed ^ i as u64) % 64) as f64)).collect();
     let input = ctx.upload(&xs).map_err(e)?;
-    for (offsets, (how, seg)) in segmented_cases(ctx, n, seed) {
+    for (offsets, how, seg) in segmented_cases(ctx, n, seed) {
         let segments = offsets.len() - 1;
         let offs = ctx.upload(&offsets).map_err(e)?;
         let mut out = ctx.alloc::<u64>(segments).map_err(e)?;
-        {
-            seg.reduce(&input, &offs, &mut out, SegArgMin).map_err(e)?;
-            let got = out.to_vec().map_err(e)?;
-            for s in 0..segments {
-                let (a, b) = (offsets[s] as usize, offsets[s + 1] as usize);
-                let want = (a..b).fold(None, |best: Option<usize>, i| match best {
-                    Some(j) if xs[j] <= xs[i] => Some(j),
-                    _ => Some(i),
-                });
-                let want = want.map_or(u64::MAX, |i| i as u64);
-                if got[s] != want {
-                    return Err(format!("segmented argmin{how} segment {s} ({a}..{b}): {} != {want}", got[s]));
-                }
+        seg.reduce(&input, &offs, &mut out, SegArgMin).map_err(e)?;
+        let got = out.to_vec().map_err(e)?;
+        for s in 0..segments {
+            let (a, b) = (offsets[s] as usize, offsets[s + 1] as usize);
+            let want = (a..b).fold(None, |best: Option<usize>, i| match best {
+                Some(j) if xs[j] <= xs[i] => Some(j),
+                _ => Some(i),
+            });
+            let want = want.map_or(u64::MAX, |i| i as u64);
+            if got[s] != want {
+                return Err(format!("segmented argmin{how} segment {s} ({a}..{b}): {} != {want}", got[s]));
             }
         }
     }
@@ -634,22 +629,22 @@ fn segmented_cases(
     ctx: &Context,
     n: usize,
     seed: u64,
-) -> Vec<(Vec<u64>, (&'static str, gpuprim::segmented::Segmented<'_>))> {
+) -> Vec<(Vec<u64>, &'static str, gpuprim::segmented::Segmented<'_>)> {
     let large = ctx.segmented().bounds_from(0).spine_share(2);
     let streamed = large.clone().bounds_by_stream(true);
+    let routed = large.clone().route_to_ranges(true);
     let mixed = segment_offsets(n, seed);
     let ranged = ranged_offsets(n, seed);
     let mut too_long = ranged.clone();
     while too_long.len() > 3 && too_long[1] - too_long[0] <= 4096 {
         too_long.remove(1);
     }
-    let routed = ctx.segmented().bounds_from(0).spine_share(2).route_to_ranges(true);
     vec![
-        (mixed.clone(), ("", ctx.segmented())),
-        (mixed.clone(), (" (bounds searched first, spine in blocks)", large.bounds_by_stream(false))),
-        (mixed, (" (bounds streamed first, spine in blocks)", streamed)),
-        (ranged, (" (routed to ranges)", routed.clone())),
-        (too_long, (" (routed, one segment too long)", routed)),
+        (mixed.clone(), "", ctx.segmented()),
+        (mixed.clone(), " (bounds searched first, spine in blocks)", large.bounds_by_stream(false)),
+        (mixed, " (bounds streamed first, spine in blocks)", streamed),
+        (ranged, " (routed to ranges)", routed.clone()),
+        (too_long, " (routed, one segment too long)", routed),
     ]
 }
 

@@ -998,6 +998,14 @@ $L__BB9_12:
 ";
 
     #[test]
+    fn the_kernels_leave_the_register_cap_marker_the_builder_reads() {
+        // asm! takes only a literal, so kernels/ repeats the builder's text.
+        let nvptx = include_str!("../../kernels/src/gpu/nvptx.rs");
+        let asm = format!("asm!(\"{}{{n}}\"", gpuprim_builder::REGISTER_CAP_MARKER);
+        assert!(nvptx.contains(&asm), "kernels/src/gpu/nvptx.rs no longer writes {asm}");
+    }
+
+    #[test]
     fn group_keys_drop_the_block_size_only() {
         assert_eq!(group_key("reduce_vectorized_sum_f32_b256"), "reduce_vectorized_sum_f32");
         assert_eq!(group_key("lookup_i32"), "lookup_i32");

@@ -36,9 +36,17 @@ fn cases_for<T: Elem>() -> Vec<DataCase> {
     let mut v = Vec::new();
     for len in LENGTHS {
         let dist = len.map_or("mixed".to_string(), |l| format!("len{l}"));
-        for (name, how) in
-            [("segmented_reduce", How::Sum), ("segmented_argmin", How::ArgMin), ("segmented_ranges", How::Ranges)]
-        {
+        let mut runs =
+            vec![("segmented_reduce", How::Sum), ("segmented_argmin", How::ArgMin), ("segmented_ranges", How::Ranges)];
+        // Fixed lengths (no offsets): the default plan, and at 2^9 also
+        // the flat kernel that the default no longer takes there.
+        if let Some(l) = len {
+            runs.push(("segmented_fixed", How::Fixed(l, None)));
+            if l == 1 << 9 {
+                runs.push(("segmented_fixed_flat", How::Fixed(l, Some(false))));
+            }
+        }
+        for (name, how) in runs {
             v.push(DataCase::new::<T, _>(
                 GROUP,
                 format!("{name}/{dist}"),
@@ -46,23 +54,6 @@ fn cases_for<T: Elem>() -> Vec<DataCase> {
                 &[Part::Vals, Part::Offsets],
                 move |ctx, d| Run::<T>::new(ctx, d, how),
             ));
-        }
-        // Fixed lengths (no offsets): the default plan, and at 2^9 also
-        // the flat kernel that the default no longer takes there.
-        if let Some(l) = len {
-            let mut fixed = vec![("segmented_fixed", How::Fixed(l, None))];
-            if l == 1 << 9 {
-                fixed.push(("segmented_fixed_flat", How::Fixed(l, Some(false))));
-            }
-            for (name, how) in fixed {
-                v.push(DataCase::new::<T, _>(
-                    GROUP,
-                    format!("{name}/{dist}"),
-                    DataKey::Segments(len),
-                    &[Part::Vals, Part::Offsets],
-                    move |ctx, d| Run::<T>::new(ctx, d, how),
-                ));
-            }
         }
     }
     v

@@ -30,17 +30,14 @@ pub const WARP_SIZE: u32 = 32;
 /// A shuffle or warp-barrier mask naming all 32 lanes.
 pub const FULL_MASK: u32 = u32::MAX;
 
-/// The marker that [`max_registers`] leaves in a kernel's PTX body, followed
-/// by the number; `gpuprim-builder` (and `cargo xtask artifact`) turn it
-/// into the entry's `.maxnreg` directive.
-pub const MAX_REGISTERS_MARKER: &str = "// gpuprim: .maxnreg ";
-
-/// Cap the registers of the kernel that calls this at `N` a thread (its
-/// PTX entry gets `.maxnreg N`), so that more blocks fit on a
-/// multiprocessor; ptxas spills what does not fit. Call it from the kernel
-/// body (inlined into the entry, directly or through `#[inline(always)]`
-/// functions): in a function of its own the marker is refused at build
-/// time. Nothing on the host.
+/// Cap the registers of the kernel that calls this at `N` a thread, so
+/// that more blocks fit on a multiprocessor; ptxas spills what does not
+/// fit. The call leaves a comment in the kernel's PTX body
+/// (`gpuprim_builder::REGISTER_CAP_MARKER` and the number) that
+/// `gpuprim-builder` and `cargo xtask artifact` turn into the entry's
+/// `.maxnreg N`. Call it from the kernel body (inlined into the entry,
+/// directly or through `#[inline(always)]` functions): in a function of its
+/// own the marker is refused at build time. Nothing on the host.
 #[inline(always)]
 pub fn max_registers<const N: u32>() {
     imp::max_registers::<N>()

@@ -47,7 +47,8 @@ pub fn timer_ns() -> u64 {
 }
 #[inline(always)]
 pub fn max_registers<const N: u32>() {
-    // SAFETY: a comment: no instruction (`super::MAX_REGISTERS_MARKER`).
+    // SAFETY: a comment, no instruction: `gpuprim_builder::REGISTER_CAP_MARKER`
+    // and the number (asm! takes a literal, so the text is repeated here).
     unsafe { asm!("// gpuprim: .maxnreg {n}", n = const N, options(nomem, nostack, preserves_flags)) };
 }
 #[inline(always)]
