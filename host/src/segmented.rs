@@ -541,7 +541,7 @@ impl<'c> Segmented<'c> {
         let route_kernels = if routed {
             let ranges_task = || format!("segmented `{}` on `{}` (routed to ranges)", Op::NAME, T::NAME);
             Some((
-                Family("segmented_route").get(self.ctx, Instance::of(""), 256, task)?,
+                Family("segmented_route").get(self.ctx, Instance::of(""), policy::OFFSETS_BLOCK, task)?,
                 Family("segmented_ranges").get(self.ctx, what, policy::RANGES_BLOCK, ranges_task)?,
             ))
         } else {
@@ -551,7 +551,7 @@ impl<'c> Segmented<'c> {
         let stream = self.bounds_stream.unwrap_or(policy::bounds_by_stream(segments, tiles));
         let bounds_family = if search_first {
             let name = if stream { "segmented_bounds" } else { "segmented_bounds_search" };
-            Some(Family(name).get(self.ctx, Instance::of(""), 256, task)?)
+            Some(Family(name).get(self.ctx, Instance::of(""), policy::OFFSETS_BLOCK, task)?)
         } else {
             None
         };
@@ -565,8 +565,8 @@ impl<'c> Segmented<'c> {
                 Some((count, ranges)) => {
                     let at = region.temp + policy::ROUTE_AT as u64;
                     let full = self.ctx.multiprocessors() as u64 * policy::RANGES_BLOCKS_PER_SM as u64;
-                    let grid = segments.div_ceil(256).clamp(1, full.max(1)) as u32;
-                    let cfg = LaunchConfig { grid, block: 256, shared_bytes: 0 };
+                    let grid = segments.div_ceil(policy::OFFSETS_BLOCK as u64).clamp(1, full.max(1)) as u32;
+                    let cfg = LaunchConfig { grid, block: policy::OFFSETS_BLOCK, shared_bytes: 0 };
                     // SAFETY: offsets holds segments + 1 (checked above);
                     // the route's two counts lie in the region's zeroed
                     // header.
@@ -594,12 +594,12 @@ impl<'c> Segmented<'c> {
                         args.push(Arg::Ptr(region.temp));
                         // One thread per boundary (segments + 2 of them),
                         // grid-stride beyond 2^16 blocks.
-                        (segments + 2).div_ceil(256).min(1 << 16) as u32
+                        (segments + 2).div_ceil(policy::OFFSETS_BLOCK as u64).min(1 << 16) as u32
                     } else {
-                        // One warp per tile edge, 8 a block.
-                        (tiles + 1).div_ceil(8) as u32
+                        // One warp per tile edge.
+                        (tiles + 1).div_ceil((policy::OFFSETS_BLOCK / 32) as u64) as u32
                     };
-                    let cfg = LaunchConfig { grid, block: 256, shared_bytes: 0 };
+                    let cfg = LaunchConfig { grid, block: policy::OFFSETS_BLOCK, shared_bytes: 0 };
                     // SAFETY: offsets holds segments + 1 (checked above),
                     // `at` tiles + 1 zeroed words inside the region
                     // (`used`), the region's header first; tile_len and

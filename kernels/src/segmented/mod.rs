@@ -277,7 +277,7 @@ unsafe fn routed_to_ranges(route: *const u32, segments: u64) -> Option<bool> {
 }
 
 const _: () = assert!(
-    policy::BLOCK == 256 && policy::RANGES_BLOCK == 256 && policy::SPINE_BLOCK == 1024,
+    policy::BLOCK == 256 && policy::RANGES_BLOCK == 256 && policy::SPINE_BLOCK == 1024 && policy::OFFSETS_BLOCK == 256,
     "the entries! lists below say 256 and 1024"
 );
 

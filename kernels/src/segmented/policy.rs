@@ -66,6 +66,13 @@ pub const fn route_to_ranges(long: u32, short: u32, segments: u64) -> bool {
     long == 0 && short as u64 * 4 <= segments
 }
 
+/// Threads per block of the launches over the offsets:
+/// [`super::flat::segmented_bounds`] (a thread per boundary),
+/// [`super::flat::segmented_bounds_search`] (a warp per tile edge) and
+/// [`super::ranges::segmented_route`] (a thread per segment).
+// Not measured at other sizes: short kernels of loads, stores and a few atomics.
+pub const OFFSETS_BLOCK: u32 = 256;
+
 /// Threads per block of the ranges kernel ([`super::ranges`]), one warp
 /// per segment.
 // Not yet measured on a GPU: 8 warps per block, as the reductions' default.
