@@ -55,6 +55,26 @@ pub const fn tile_slots<T>(b: u32, items: usize) -> usize {
     t + t / pad_every::<T>(items)
 }
 
+/// Ask L2 for the tile starting at `start` (its part below `n`), one
+/// 128-byte line per thread and round: for a tile the block is about to
+/// load once it knows which (the single-pass kernels' ticket), so that its
+/// loads find the lines there.
+///
+/// # Safety
+/// `input` holds `n` elements; `start` is below `n`.
+#[inline(always)]
+pub unsafe fn prefetch_tile<T, const B: u32, const ITEMS: usize>(input: *const T, n: u64, start: u64) {
+    let len = Ord::min(n - start, B as u64 * ITEMS as u64) as usize;
+    let bytes = len * size_of::<T>();
+    // SAFETY: every line's first byte lies inside the tile's part below n.
+    let base = unsafe { input.add(start as usize) } as *const u8;
+    let mut at = gpu::thread_idx() as usize * 128;
+    while at < bytes {
+        unsafe { gpu::prefetch_l2(base.add(at)) };
+        at += B as usize * 128;
+    }
+}
+
 /// Copy the tile starting at `start` from global memory to shared memory,
 /// striped (coalesced), padding the part beyond `n` with the identity.
 /// Ends with a barrier, after which any thread may read any element.

@@ -70,7 +70,7 @@ pub mod scan;
 
 use crate::block::WARP_SLOTS;
 use crate::block::scan::exclusive_scan;
-use crate::block::tile::{first_items, pad_every, read_items, stage_tile_unsynced, tile_slots};
+use crate::block::tile::{first_items, pad_every, prefetch_tile, read_items, stage_tile_unsynced, tile_slots};
 use crate::gpu::warp::Shuffle;
 use crate::gpu::{self, Shared, global};
 use crate::ops::{Element, Monoid, Sum};
@@ -486,6 +486,9 @@ pub(crate) struct KeyTile<V: Value> {
 /// then holds `OA` outputs; region B stages `values` when given, under
 /// `Op`'s fill, then holds `OB` outputs; the positions region where
 /// `POS`), take the tile's ticket, stage the tile and flag its keys.
+/// Where `PREFETCH`, the tile of the block's own index is asked of L2
+/// while the ticket is in flight (the ticket is that index for most
+/// blocks, or a near one; [`policy::PREFETCH_RUNS`]).
 ///
 /// # Safety
 /// `keys` (and `values`) hold `n` elements; `temp` and `spare` as the
@@ -502,6 +505,7 @@ pub(crate) unsafe fn open_key_tile<
     const B: u32,
     const I: usize,
     const POS: bool,
+    const PREFETCH: bool,
 >(
     keys: *const K,
     values: Option<*const V>,
@@ -516,6 +520,13 @@ pub(crate) unsafe fn open_key_tile<
     let s = TileSmem::<V>::carve::<K, OA, SB, OB, I, POS>(B);
     let sk = s.a.after::<K>(0);
     let status = TileStatus::<Carry<V>>::new(temp);
+    if PREFETCH {
+        let guess = gpu::block_idx() as u64 * tile_len(B, I);
+        unsafe { prefetch_tile::<K, B, I>(keys, n, guess) };
+        if let Some(values) = values {
+            unsafe { prefetch_tile::<V, B, I>(values, n, guess) };
+        }
+    }
     let tile = unsafe { status.take_ticket(s.look.ticket) };
     let start = tile as u64 * tile_len(B, I);
     let (prev, next) = unsafe { stage_keys::<K, B, I>(keys, n, start, sk) };

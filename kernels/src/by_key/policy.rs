@@ -71,6 +71,20 @@ pub const fn segmented_items<V>() -> usize {
     items_for(4, size_of::<V>())
 }
 
+/// Whether `reduce_by_key`, `run_length_encode` and `non_trivial_runs`
+/// ask L2 for the tile of their block's index while their ticket is in
+/// flight ([`crate::block::tile::prefetch_tile`]): blocks start in index
+/// order, so the ticket is mostly that index or a near one, whose block
+/// then finds the lines in L2. H200, 2^28 `i32` values / `u64` keys,
+/// against none in the same run: run-length encoding 1.01-1.04x, the
+/// non-trivial runs 1.01-1.02x, `reduce_by_key` 0.995-1.01x. The scans by
+/// key lost 2% ([`PREFETCH_SCANS`]). See `docs/tuning/by_key.md`.
+pub const PREFETCH_RUNS: bool = true;
+
+/// The same for `scan_by_key` (and `segmented_scan`, which takes its
+/// ticket on its own): off, 0.98x with it at 2^28.
+pub const PREFETCH_SCANS: bool = false;
+
 /// Elements of one tile at block size `b` and `items` per thread.
 pub const fn tile_len(b: u32, items: usize) -> u64 {
     b as u64 * items as u64

@@ -2,7 +2,7 @@
 //! encoding and the non-trivial runs. See the [module docs](super) for the
 //! scan they share.
 
-use super::policy::tile_len;
+use super::policy::{PREFETCH_RUNS, tile_len};
 use super::{Local, Pairs, RunEdge, Value, emit_runs, open_key_tile, pad, positions_bytes};
 use crate::block::tile::read_items;
 use crate::gpu::{self, global};
@@ -49,7 +49,16 @@ pub unsafe fn reduce_by_key<K: Element, V: Value, Op: Monoid<V>, const B: u32, c
 ) {
     // SAFETY (throughout): the caller's contract; each region's output
     // slots (at most tile + 1) inside it.
-    let t = unsafe { open_key_tile::<K, V, Op, K, V, V, B, I, true>(keys, Some(values), n, temp, spare, spare_words) };
+    let t = unsafe {
+        open_key_tile::<K, V, Op, K, V, V, B, I, true, { PREFETCH_RUNS }>(
+            keys,
+            Some(values),
+            n,
+            temp,
+            spare,
+            spare_words,
+        )
+    };
     let (sk, sv) = (t.s.a.after::<K>(0), t.s.b.after::<V>(0));
     let vals = unsafe { read_items::<V, Op, I>(sv) };
     let pairs = Pairs { starts: t.f.heads, value: |j: usize| vals[j] };
@@ -91,7 +100,9 @@ pub unsafe fn run_length_encode<K: Element, C: Value + Element<Wide = u64>, cons
 ) {
     // SAFETY (throughout): as in `reduce_by_key`. No second region: a
     // run's length follows from its end and the one before.
-    let t = unsafe { open_key_tile::<K, C, Sum, K, (), (), B, I, true>(input, None, n, temp, spare, spare_words) };
+    let t = unsafe {
+        open_key_tile::<K, C, Sum, K, (), (), B, I, true, { PREFETCH_RUNS }>(input, None, n, temp, spare, spare_words)
+    };
     let sk = t.s.a.after::<K>(0);
     let pairs = Pairs { starts: t.f.heads, value: |_| C::ONE };
     let pos = t.s.pos;
@@ -148,7 +159,9 @@ pub unsafe fn non_trivial_runs<K: Element, C: Value + Element<Wide = u64>, const
     // at most `tile_len / 2` runs of two or more, so the slots fit the
     // positions region as pairs of `u16`.
     const { assert!(positions_bytes(B, I) >= (tile_len(B, I) as usize / 2 + 1) * 4, "run ends fit as u32") };
-    let t = unsafe { open_key_tile::<K, C, Sum, K, (), (), B, I, true>(input, None, n, temp, spare, spare_words) };
+    let t = unsafe {
+        open_key_tile::<K, C, Sum, K, (), (), B, I, true, { PREFETCH_RUNS }>(input, None, n, temp, spare, spare_words)
+    };
     let ends_at = t.s.pos.after::<u32>(0);
     let start = t.start;
     // Bit j: item j starts a run of at least two; is in such a run; ends one.

@@ -2,7 +2,7 @@
 //! key changes) and by offsets (CSR segment starts). See the
 //! [module docs](super) for the scan they share.
 
-use super::policy::tile_len;
+use super::policy::{self, tile_len};
 use super::{Carry, KeyTile, Pairs, Span, TileSmem, Value, open_key_tile, pad, scan_pairs};
 use crate::block::tile::{read_items, stage_tile_unsynced, store_tile};
 use crate::gpu::{self, global};
@@ -70,8 +70,16 @@ pub unsafe fn scan_by_key<K: Element, V: Value, Op: Monoid<V>, const B: u32, con
 ) {
     // SAFETY (throughout): the caller's contract; shared accesses inside
     // the carved regions.
-    let KeyTile { s, status, tile, start, f } =
-        unsafe { open_key_tile::<K, V, Op, K, V, V, B, I, false>(keys, Some(values), n, temp, spare, spare_words) };
+    let KeyTile { s, status, tile, start, f } = unsafe {
+        open_key_tile::<K, V, Op, K, V, V, B, I, false, { policy::PREFETCH_SCANS }>(
+            keys,
+            Some(values),
+            n,
+            temp,
+            spare,
+            spare_words,
+        )
+    };
     let sv = s.b.after::<V>(0);
     let vals = unsafe { read_items::<V, Op, I>(sv) };
     let pairs = Pairs { starts: f.heads, value: |j: usize| vals[j] };

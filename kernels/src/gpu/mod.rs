@@ -111,6 +111,17 @@ pub fn div_approx(a: f32, b: f32) -> f32 {
     imp::div_approx(a, b)
 }
 
+/// A hint to bring the 128-byte line holding `p` into L2 (PTX
+/// `prefetch.global.L2`); nothing on the host.
+///
+/// # Safety
+/// `p` lies inside a global allocation.
+#[inline(always)]
+pub unsafe fn prefetch_l2(p: *const u8) {
+    // SAFETY: the caller's contract.
+    unsafe { imp::prefetch_l2(p) }
+}
+
 /// Block-wide barrier (`__syncthreads`, PTX `bar.sync 0`).
 ///
 /// Every thread of the block must reach the same call; the emulator reports

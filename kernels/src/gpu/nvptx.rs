@@ -46,6 +46,11 @@ pub fn timer_ns() -> u64 {
     t
 }
 #[inline(always)]
+pub unsafe fn prefetch_l2(p: *const u8) {
+    // SAFETY: a hint; the caller passes an address inside an allocation.
+    unsafe { asm!("prefetch.global.L2 [{0}];", in(reg64) p, options(nostack, preserves_flags)) };
+}
+#[inline(always)]
 pub fn max_registers<const N: u32>() {
     // SAFETY: a comment, no instruction: `gpuprim_builder::REGISTER_CAP_MARKER`
     // and the number (asm! takes a literal, so the text is repeated here).

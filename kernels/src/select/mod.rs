@@ -69,7 +69,7 @@ pub mod policy;
 
 use crate::block::WARP_SLOTS;
 use crate::block::scan::exclusive_scan;
-use crate::block::tile::{first_items, pad_every, read_items, stage_tile_unsynced, tile_slots};
+use crate::block::tile::{first_items, pad_every, prefetch_tile, read_items, stage_tile_unsynced, tile_slots};
 use crate::gpu::{self, Shared, global};
 use crate::ops::{Element, Item, Monoid, Sum};
 use crate::single_pass::{
@@ -593,6 +593,9 @@ pub unsafe fn select_tiles<T: Element, V: Copy, C: Classify<T>, L: Layout, const
     // tile overlaps 0..n, outputs are written below their length (see each
     // store); (status) tiles below the tile count, each (tile, flag)
     // published once, by thread 0.
+    if policy::prefetch(drops, size_of::<V>() > 0) {
+        unsafe { prefetch_tile::<T, B, ITEMS>(input, n, gpu::block_idx() as u64 * tile_len) };
+    }
     let tile = unsafe { status.take_ticket(smem.look.ticket) };
     let start = tile as u64 * tile_len;
     let m = if n - start < tile_len { (n - start) as u32 } else { tile_len as u32 };
