@@ -103,6 +103,10 @@ pub fn max_registers<const N: u32>() {}
 pub fn div_approx(a: f32, b: f32) -> f32 {
     a / b
 }
+/// A hint with nothing to do on the host.
+///
+/// # Safety
+/// None beyond the GPU version's: `_p` is not read.
 pub unsafe fn prefetch_l2(_p: *const u8) {}
 pub fn f16_to_f32(bits: u16) -> f32 {
     half::f16::from_bits(bits).to_f32()
