@@ -81,8 +81,9 @@ pub const fn segmented_items<V>() -> usize {
 /// key lost 2% ([`PREFETCH_SCANS`]). See `docs/tuning/by_key.md`.
 pub const PREFETCH_RUNS: bool = true;
 
-/// The same for `scan_by_key` (and `segmented_scan`, which takes its
-/// ticket on its own): off, 0.98x with it at 2^28.
+/// The same for `scan_by_key`: off, 0.98x with it at 2^28.
+/// (`segmented_scan` takes its ticket without the shared opening and
+/// prefetches nothing; not measured.)
 pub const PREFETCH_SCANS: bool = false;
 
 /// Elements of one tile at block size `b` and `items` per thread.
