@@ -14,6 +14,14 @@
 //! let before = exclusive_prefix::<A, Op, B>(&status, tile, aggregate, &smem);
 //! ... finish the tile with `before` ...
 //! ```
+//! A kernel whose tiles live long may first ask L2 for the tile of its
+//! block index ([`crate::block::tile::prefetch_tile`]): the ticket's
+//! round trip (about 0.7 µs) then overlaps the tile's first fetch, since
+//! most tickets equal their block's index or a near one. Each primitive's
+//! policy says where it pays (`docs/tuning/scan.md`, "The ticket's round
+//! trip"); loading the guessed tile itself, and reloading on a miss, was
+//! slower everywhere.
+//!
 //! The status storage must be zero before the launch
 //! ([`status::status_bytes`] for the tile count); a launch may zero the
 //! other half of double-buffered storage for the next one
