@@ -875,7 +875,7 @@ unsafe fn quiet_record<R: SegmentedReduction, const B: u32>(
 /// `bounds[q] = k` for each. Every offset is read once, coalesced, the
 /// one before it from the lane before (a shuffle); a boundary owns no
 /// edge unless a tile edge falls in its segment, so most threads write
-/// nothing. A boundary that owns more than [`BOUNDS_SHORT`] edges (a
+/// nothing. A boundary that owns more than `BOUNDS_SHORT` (4) edges (a
 /// segment longer than that many tiles) hands them to its whole warp,
 /// which writes 32 a round.
 ///

@@ -76,7 +76,7 @@ pub trait SegmentedReduction: Reduction<In: Element> {
 /// An argmin/argmax [`SegmentedReduction::Part`]: the best element of a
 /// stretch of a tile and its tile position (`u32::MAX`: none, `best` then
 /// the starting value). The position is kept as the bits of a `T`
-/// ([`pos_bits`]), so that the pair is two `T`s: no padding, 8 bytes for
+/// (`pos_bits`), so that the pair is two `T`s: no padding, 8 bytes for
 /// 4-byte types (two shuffles), and an 8-byte `T` stays 8-byte aligned.
 /// (A `u32` beside an `f64`, packed to 12 bytes, had LLVM split the
 /// `f64`'s shared stores into 32-bit halves, and ptxas 13.0 for sm_90
@@ -199,7 +199,7 @@ impl<T: Element, E: Extreme> SegmentedReduction for Arg<T, E> {
     /// where it is the first). Floats start from a NaN, so the first
     /// number changes `best`; NaNs before it are taken too (a NaN differs
     /// from a NaN) and leave `best` a NaN. A run of NaNs alone so ends
-    /// with a NaN candidate, which [`pick`] drops against its lead (every
+    /// with a NaN candidate, which `pick` drops against its lead (every
     /// accumulator, the identity included, beats a NaN), as before.
     /// `-0.0` and `0.0` compare equal: neither takes over from the other.
     ///
