@@ -598,6 +598,10 @@ pub(crate) unsafe fn emit_runs<V: Value, Op: Monoid<V>, const B: u32, const I: u
     // Every thread has read its staged items: the slots are free.
     gpu::sync_threads();
     let base = start + (tid as usize * I) as u64;
+    // The run count past the thread's items (only the thread holding the
+    // input's last item needs it): its starts added to the entry count,
+    // without the walk below.
+    let count_after = run.count + pairs.starts.count_ones();
     let mut step = |j: usize| {
         let starts = pairs.starts_at(j);
         run.count += starts as u32;
@@ -610,18 +614,25 @@ pub(crate) unsafe fn emit_runs<V: Value, Op: Monoid<V>, const B: u32, const I: u
     // put `reduce_by_key`'s (4-byte keys, 16 items) in a 64-byte stack
     // frame. Rolled where it does not: written out, run-length encoding
     // took 70 registers instead of 40 (sm_90).
-    if UNROLL {
-        // (`unrolled!` writes out at most 16; `I` is at most that here.)
-        const { assert!(!UNROLL || I <= 16, "unrolled per-item loop over 16 items") };
-        unrolled!(if I < 16 { I } else { 16 }, |j| step(j));
-    } else {
-        for j in 0..I {
-            step(j);
+    // The walk only serves the outputs: a thread without any skips it
+    // (at long runs most warps have none, and skip it whole). H200, 2^28
+    // `i32`: the non-trivial runs at runs of 1 (none to write) 547 -> 475
+    // us, `reduce_by_key` at runs of 1000 1144 -> 1121; runs of 8 within
+    // 1%. See `docs/tuning/by_key.md`.
+    if outs != 0 {
+        if UNROLL {
+            // (`unrolled!` writes out at most 16; `I` is at most that here.)
+            const { assert!(!UNROLL || I <= 16, "unrolled per-item loop over 16 items") };
+            unrolled!(if I < 16 { I } else { 16 }, |j| step(j));
+        } else {
+            for j in 0..I {
+                step(j);
+            }
         }
     }
     if f.span.last {
-        // `run` has taken every item; those past n add no starts.
-        unsafe { global::store(count, before.count + run.count as u64) };
+        // Items past n add no starts (`starts` is masked to the input).
+        unsafe { global::store(count, before.count + count_after as u64) };
     }
     gpu::sync_threads();
     let ends_run = start + tile_len(B, I) >= n || unsafe { s.edges.load(1) } != 0;
