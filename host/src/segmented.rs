@@ -88,6 +88,7 @@ use crate::error::{Error, Result};
 use crate::kernel::{Family, Instance};
 use crate::single_pass::{Halves, Region};
 use gpuprim_kernels::Arg;
+use gpuprim_kernels::gpu::WARP_SIZE;
 use gpuprim_kernels::reduce::reduction::Indexed;
 use gpuprim_kernels::segmented::policy;
 
@@ -597,7 +598,7 @@ impl<'c> Segmented<'c> {
                         (segments + 2).div_ceil(policy::OFFSETS_BLOCK as u64).min(1 << 16) as u32
                     } else {
                         // One warp per tile edge.
-                        (tiles + 1).div_ceil((policy::OFFSETS_BLOCK / 32) as u64) as u32
+                        (tiles + 1).div_ceil((policy::OFFSETS_BLOCK / WARP_SIZE) as u64) as u32
                     };
                     let cfg = LaunchConfig { grid, block: policy::OFFSETS_BLOCK, shared_bytes: 0 };
                     // SAFETY: offsets holds segments + 1 (checked above),
@@ -758,7 +759,7 @@ impl<'c> Segmented<'c> {
         out: u64,
         route: u64,
     ) -> Result<()> {
-        let per_block = (block / 32) as u64;
+        let per_block = (block / WARP_SIZE) as u64;
         let full = self.ctx.multiprocessors() as u64 * policy::RANGES_BLOCKS_PER_SM as u64;
         let grid = segments.div_ceil(per_block).clamp(1, full.max(1)) as u32;
         let (begins, ends, seg_len) = match segs {
