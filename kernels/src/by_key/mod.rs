@@ -42,6 +42,10 @@
 //! ([`crate::block::scan::exclusive_scan`]); thread 0 publishes the tile's
 //! aggregate, widened to a [`Carry`], and the block looks back for the
 //! tiles before it ([`crate::single_pass::exclusive_prefix_by_warp`]).
+//! Where the values are 0 or 1 under [`Sum`] (run lengths), they are bits
+//! (`Ones`) and a thread's fold is two population counts (H200, 2^28
+//! `i32`: run-length encoding 469 us at runs of 1000, 1.44x CUB, 528
+//! with the per-item fold).
 //!
 //! **Outputs** are written coalesced: the scans put their results back in
 //! the staged tile and store it striped; the run-producing kernels keep
@@ -406,7 +410,7 @@ pub(crate) unsafe fn key_flags<K: Element, const B: u32, const I: usize>(
 pub(crate) unsafe fn scan_pairs<V: Value, Op: Monoid<V>, const B: u32, const I: usize>(
     status: &TileStatus<Carry<V>>,
     tile: u32,
-    pairs: &Pairs<impl Fn(usize) -> V>,
+    pairs: &Pairs<impl PairValues<V, Op>>,
     smem: &TileSmem<V>,
 ) -> Scanned<V> {
     let mine = pairs.fold::<V, Op, I>();
@@ -433,19 +437,65 @@ impl<F> Pairs<F> {
     }
 
     /// The pairs combined in order under [`Segmented`].
-    // A population count for the count and a select-and-combine loop for
-    // the value cost `scan_by_key` 14 more registers (56 -> 70) and
-    // `reduce_by_key` 19 (53 -> 72) under ptxas sm_90: kept pairwise.
     #[inline(always)]
     fn fold<V: Value, Op: Monoid<V>, const I: usize>(&self) -> Local<V>
     where
-        F: Fn(usize) -> V,
+        F: PairValues<V, Op>,
     {
-        let mut m = Local::new(self.starts & 1, (self.value)(0));
+        self.value.fold::<I>(self.starts)
+    }
+}
+
+/// Where the values of [`Pairs`] come from, and how a thread's pairs
+/// fold under [`Segmented`]`<Op>`.
+pub(crate) trait PairValues<V: Value, Op: Monoid<V>> {
+    /// Item `j`'s value.
+    fn at(&self, j: usize) -> V;
+    /// The thread's `I` pairs (item `j` starting a segment where bit `j`
+    /// of `starts` is set) combined in order.
+    fn fold<const I: usize>(&self, starts: u32) -> Local<V>;
+}
+
+/// Values read item by item.
+impl<V: Value, Op: Monoid<V>, F: Fn(usize) -> V> PairValues<V, Op> for F {
+    #[inline(always)]
+    fn at(&self, j: usize) -> V {
+        self(j)
+    }
+
+    // A population count for the count and a select-and-combine loop for
+    // the value cost `scan_by_key` 14 more registers (56 -> 70) and
+    // `reduce_by_key` 19 (53 -> 72) under ptxas sm_90: kept pairwise. On
+    // the H200 the scans by key ran 8-13% slower with it and
+    // `reduce_by_key` within 1% (`docs/tuning/by_key.md`).
+    #[inline(always)]
+    fn fold<const I: usize>(&self, starts: u32) -> Local<V> {
+        let mut m = Local::new(starts & 1, self(0));
         for j in 1..I {
-            m = Segmented::<Op>::combine(m, Local::new((self.starts >> j) & 1, (self.value)(j)));
+            m = Segmented::<Op>::combine(m, Local::new((starts >> j) & 1, self(j)));
         }
         m
+    }
+}
+
+/// Values of 0 or 1 under [`Sum`], as bits (bit `j`: item `j`'s value is
+/// 1): run lengths, counts of items inside runs. A thread's fold is then
+/// two population counts: its starts, and its ones from its last start
+/// on (all of them without a start), with no per-item loop.
+#[derive(Clone, Copy)]
+pub(crate) struct Ones(pub(crate) u32);
+
+impl<C: Value + Element> PairValues<C, Sum> for Ones {
+    #[inline(always)]
+    fn at(&self, j: usize) -> C {
+        if (self.0 >> j) & 1 != 0 { C::ONE } else { C::ZERO }
+    }
+
+    #[inline(always)]
+    fn fold<const I: usize>(&self, starts: u32) -> Local<C> {
+        let last = if starts == 0 { 0 } else { u32::BITS - 1 - starts.leading_zeros() };
+        let from_last = first_items(I as u32) & !first_items(last);
+        Local::new(starts.count_ones(), C::from_u64((self.0 & from_last).count_ones() as u64))
     }
 }
 
@@ -574,7 +624,7 @@ pub(crate) unsafe fn open_key_tile<
 pub(crate) unsafe fn emit_runs<V: Value, Op: Monoid<V>, const B: u32, const I: usize, const UNROLL: bool>(
     t: &KeyTile<V>,
     n: u64,
-    pairs: Pairs<impl Fn(usize) -> V>,
+    pairs: Pairs<impl PairValues<V, Op>>,
     outs: u32,
     emit: impl Fn(usize, u64, Local<V>),
     write: impl Fn(u32, u64, &RunEdge<V>),
@@ -605,7 +655,7 @@ pub(crate) unsafe fn emit_runs<V: Value, Op: Monoid<V>, const B: u32, const I: u
     let mut step = |j: usize| {
         let starts = pairs.starts_at(j);
         run.count += starts as u32;
-        run.value = segmented_value::<V, Op>(run.value, (pairs.value)(j), starts);
+        run.value = segmented_value::<V, Op>(run.value, pairs.value.at(j), starts);
         if (outs >> j) & 1 != 0 {
             emit(j, base + j as u64, run);
         }

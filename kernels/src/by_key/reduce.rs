@@ -3,8 +3,8 @@
 //! scan they share.
 
 use super::policy::{PREFETCH_RUNS, tile_len};
-use super::{Local, Pairs, RunEdge, Value, emit_runs, open_key_tile, pad, positions_bytes};
-use crate::block::tile::read_items;
+use super::{Local, Ones, Pairs, RunEdge, Value, emit_runs, open_key_tile, pad, positions_bytes};
+use crate::block::tile::{first_items, read_items};
 use crate::gpu::{self, global};
 use crate::ops::{Element, Monoid, Sum};
 
@@ -104,7 +104,7 @@ pub unsafe fn run_length_encode<K: Element, C: Value + Element<Wide = u64>, cons
         open_key_tile::<K, C, Sum, K, (), (), B, I, true, { PREFETCH_RUNS }>(input, None, n, temp, spare, spare_words)
     };
     let sk = t.s.a.after::<K>(0);
-    let pairs = Pairs { starts: t.f.heads, value: |_| C::ONE };
+    let pairs = Pairs { starts: t.f.heads, value: Ones(first_items(I as u32)) };
     let pos = t.s.pos;
     let emit = |j: usize, _: u64, run: Local<C>| unsafe { pos.store(run.count as usize, tile_position::<I>(j)) };
     // Slot r > lo holds a run that starts right after slot r - 1's; the
@@ -167,7 +167,7 @@ pub unsafe fn non_trivial_runs<K: Element, C: Value + Element<Wide = u64>, const
     // Bit j: item j starts a run of at least two; is in such a run; ends one.
     let f = &t.f;
     let (starts, inside, ends) = (f.heads & !f.tails, !(f.heads & f.tails), f.tails & !f.heads);
-    let pairs = Pairs { starts, value: |j: usize| if (inside >> j) & 1 != 0 { C::ONE } else { C::ZERO } };
+    let pairs = Pairs { starts, value: Ones(inside) };
     // A run that starts in the tile is shorter than the tile: its first
     // position is its last one less its length, less one. Slot 0's run
     // (lo = 0) started before the tile, with `carried` items there.
