@@ -49,6 +49,15 @@ pub fn first_items(k: u32) -> u32 {
     if k >= 32 { u32::MAX } else { (1u32 << k) - 1 }
 }
 
+/// The mask of a thread's items from its last flagged one on (bit `j`
+/// for item `j`): the item at `flags`' highest set bit and every later
+/// one; all of them where no item is flagged.
+#[inline(always)]
+pub fn from_last(flags: u32) -> u32 {
+    let last = if flags == 0 { 0 } else { u32::BITS - 1 - flags.leading_zeros() };
+    !first_items(last)
+}
+
 /// Shared-memory elements of a tile of `b x items`, with padding.
 pub const fn tile_slots<T>(b: u32, items: usize) -> usize {
     let t = b as usize * items;

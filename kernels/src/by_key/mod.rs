@@ -74,7 +74,9 @@ pub mod scan;
 
 use crate::block::WARP_SLOTS;
 use crate::block::scan::exclusive_scan;
-use crate::block::tile::{first_items, pad_every, prefetch_tile, read_items, stage_tile_unsynced, tile_slots};
+use crate::block::tile::{
+    first_items, from_last, pad_every, prefetch_tile, read_items, stage_tile_unsynced, tile_slots,
+};
 use crate::gpu::warp::Shuffle;
 use crate::gpu::{self, Shared, global};
 use crate::ops::{Element, Monoid, Sum};
@@ -493,9 +495,8 @@ impl<C: Value + Element> PairValues<C, Sum> for Ones {
 
     #[inline(always)]
     fn fold<const I: usize>(&self, starts: u32) -> Local<C> {
-        let last = if starts == 0 { 0 } else { u32::BITS - 1 - starts.leading_zeros() };
-        let from_last = first_items(I as u32) & !first_items(last);
-        Local::new(starts.count_ones(), C::from_u64((self.0 & from_last).count_ones() as u64))
+        let since = first_items(I as u32) & from_last(starts);
+        Local::new(starts.count_ones(), C::from_u64((self.0 & since).count_ones() as u64))
     }
 }
 

@@ -3,7 +3,7 @@
 
 use super::{SegmentedReduction, policy};
 use crate::block::reduce as block_reduce;
-use crate::block::tile::{first_items, pad_every, stage_tile_unsynced};
+use crate::block::tile::{first_items, from_last, pad_every, stage_tile_unsynced};
 use crate::gpu::{self, Shared, WARP_SIZE, atomic, global, warp as gpu_warp};
 use crate::ops::{Element, Item, Monoid, Sum};
 use crate::reduce::finish::Accumulators;
@@ -712,8 +712,7 @@ pub unsafe fn segmented_reduce<R: SegmentedReduction, const B: u32, const ITEMS:
                 // bit (H200, 2^28 `i32` argmin: 4-6% faster at segments of
                 // 16 and 512; the sums ran within 2% either way, and
                 // their 8-byte kernels went from 48 registers to 56).
-                let last = if mask == 0 { 0 } else { u32::BITS - 1 - mask.leading_zeros() };
-                let take = valid & !first_items(last);
+                let take = valid & from_last(mask);
                 for j in 0..ITEMS {
                     let x = unsafe { staged::<R::In, ITEMS>(tile_s, local0 + j) };
                     run = core::hint::select_unpredictable((take >> j) & 1 != 0, R::run_push(run, x, j as u32), run);
