@@ -624,7 +624,8 @@ fn check_segmented_argmin<T: Elem>(ctx: &Context, n: usize, seed: u64) -> Res {
 /// spine over several blocks) at the sanitizer's sizes; over
 /// [`ranged_offsets`], the offsets counted and routed to the ranges kernel
 /// (and the same counted with one segment too long for it, so routed to
-/// the flat kernels).
+/// the flat kernels); both again through the chunked path (small chunks,
+/// so that segments span many, then the defaults).
 fn segmented_cases(
     ctx: &Context,
     n: usize,
@@ -643,8 +644,10 @@ fn segmented_cases(
         (mixed.clone(), "", ctx.segmented()),
         (mixed.clone(), " (bounds searched first, spine in blocks)", large.bounds_by_stream(false)),
         (mixed, " (bounds streamed first, spine in blocks)", streamed),
-        (ranged, " (routed to ranges)", routed.clone()),
+        (ranged.clone(), " (routed to ranges)", routed.clone()),
         (too_long, " (routed, one segment too long)", routed),
+        (segment_offsets(n, seed ^ 1), " (chunked, chunks of 64)", ctx.segmented().chunked(true).chunk_lens(64, 16)),
+        (ranged, " (chunked)", ctx.segmented().chunked(true)),
     ]
 }
 

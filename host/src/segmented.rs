@@ -55,9 +55,19 @@
 //! Tiny, huge and mixed segments cost about the same per element. One to
 //! three launches, no allocation once the stream's temporary storage
 //! exists.
-//! Begin/end pairs go through one warp per segment. Offsets whose mean
-//! segment is a few hundred elements (128 to 2048: `policy::ROUTE_MEAN`)
-//! go there too when they suit it: a launch counts the segments longer
+//! Offsets whose mean segment is at least 128 elements
+//! (`policy::ROUTE_MEAN[0]`), under sum, product, min and max, take the
+//! *chunked path* instead (`gpuprim_kernels::segmented::chunks`): a plan
+//! launch cuts each segment of at least 4 KiB into chunk items of up to
+//! 64 KiB, and a resident work launch takes tickets, a block per chunk
+//! (16-byte loads, four in flight a thread; the last chunk of a segment
+//! to finish combines the segment's partials in order), then a warp per
+//! shorter segment. On an H200 at 2^28 `i32`: mixed lengths 285 us (90%
+//! of copy; the flat kernel 296), segments of 512 278 us (94%), of 2^20
+//! 258 us (100%, 1.09x CUB).
+//! Begin/end pairs go through one warp per segment. For argmin and
+//! argmax, offsets whose mean segment is a few hundred elements (128 to
+//! 2048: `policy::ROUTE_MEAN`) go there too when they suit it: a launch counts the segments longer
 //! than 4096 and shorter than 32, and the counts decide on the device,
 //! with no wait, whether the warp-per-segment kernel or the flat ones do
 //! the work (the others return at once); one warp streams a segment of
@@ -65,8 +75,9 @@
 //! Fixed lengths of 128 to 4096 go there directly (one launch: the
 //! length is known on the host).
 //! Float results of those segments then follow that kernel's order
-//! (strided over the warp's lanes, then across them), still the same
-//! from run to run.
+//! (strided over the warp's lanes, then across them; on the chunked path
+//! strided over a block's threads within each chunk, then the chunks in
+//! order), still the same from run to run.
 //!
 //! **Checked offsets.** Offsets and begin/end pairs live on the device, so
 //! whether they are valid (non-decreasing and at most `n`; `begin <= end
@@ -122,6 +133,9 @@ pub trait SegmentedOp<T: Scalar>: Copy {
     type Acc: DeviceRepr;
     /// The operator's part of the kernel names.
     const NAME: &'static str;
+    /// Whether the result is a position (argmin, argmax), which takes the
+    /// flat kernel rather than the chunked path.
+    const INDEXED: bool = false;
 }
 
 macro_rules! seg_op {
@@ -143,11 +157,13 @@ impl<T: Scalar> SegmentedOp<T> for ArgMin {
     type Out = u64;
     type Acc = Indexed<T::Wide>;
     const NAME: &'static str = "argmin";
+    const INDEXED: bool = true;
 }
 impl<T: Scalar> SegmentedOp<T> for ArgMax {
     type Out = u64;
     type Acc = Indexed<T::Wide>;
     const NAME: &'static str = "argmax";
+    const INDEXED: bool = true;
 }
 
 /// Reusable temporary storage for segmented reductions (an error count
@@ -178,6 +194,9 @@ pub struct Segmented<'c> {
     bounds_from: Option<u64>,
     bounds_stream: Option<bool>,
     route: Option<bool>,
+    chunked: Option<bool>,
+    chunk_len: Option<u64>,
+    short_len: Option<u64>,
 }
 
 /// How the segments are given, resolved to device addresses.
@@ -207,6 +226,9 @@ impl Context {
             bounds_from: None,
             bounds_stream: None,
             route: None,
+            chunked: None,
+            chunk_len: None,
+            short_len: None,
         }
     }
 
@@ -411,6 +433,10 @@ impl<'c> Segmented<'c> {
     pub fn temp_bytes<T: Scalar, Op: SegmentedOp<T>>(&self, len: usize) -> Result<usize> {
         let tiles = self.tiles::<T>(len as u64)?;
         let used = records_used::<Op::Acc>(tiles, self.spine_blocks::<Op::Acc>(tiles)).max(RANGES_STATUS);
+        // The chunked path, at its most items (every segment long).
+        let (chunk, short) = self.lens::<T>();
+        let cap = policy::chunk_items(len as u64, u64::MAX, chunk, short);
+        let used = used.max(policy::chunks_layout::<Op::Acc>(cap)[3]);
         Ok(2 * used)
     }
 
@@ -463,6 +489,42 @@ impl<'c> Segmented<'c> {
     pub fn route_to_ranges(mut self, route: bool) -> Self {
         self.route = Some(route);
         self
+    }
+
+    /// Whether CSR offsets take the chunked path (long segments in chunks
+    /// of a block each, short ones a warp each: [`policy::chunked`]
+    /// unless set, and never where [`Self::route_to_ranges`] was set): for
+    /// tests and measurements.
+    #[doc(hidden)]
+    pub fn chunked(mut self, yes: bool) -> Self {
+        self.chunked = Some(yes);
+        self
+    }
+
+    /// Elements of a chunk, and the shortest segment that gets chunks
+    /// rather than a warp, on the chunked path ([`policy::chunk_len`] and
+    /// [`policy::short_len`] unless set; at least 1 each): for tests, which
+    /// reach segments of many chunks with small inputs this way.
+    #[doc(hidden)]
+    pub fn chunk_lens(mut self, chunk: u64, short: u64) -> Self {
+        self.chunk_len = Some(chunk.max(1));
+        self.short_len = Some(short.max(1));
+        self
+    }
+
+    /// The chunked path's chunk length and shortest chunked segment for `T`.
+    fn lens<T>(&self) -> (u64, u64) {
+        (self.chunk_len.unwrap_or(policy::chunk_len::<T>()), self.short_len.unwrap_or(policy::short_len::<T>()))
+    }
+
+    /// Chunk items the chunked path may plan over `n` elements in
+    /// `segments` segments of `T`, if the path can take them (its items,
+    /// segments and tickets are counted in 32 bits).
+    fn chunk_cap<T>(&self, n: u64, segments: u64) -> Option<u64> {
+        let (chunk, short) = self.lens::<T>();
+        let cap = policy::chunk_items(n, segments, chunk, short);
+        let tickets = cap + segments.div_ceil(policy::SHORT_BATCH as u64);
+        (segments < u32::MAX as u64 && tickets < u32::MAX as u64).then_some(cap)
     }
 
     /// Tiles of the flat kernel for `n` elements: one more than whole
@@ -531,6 +593,14 @@ impl<'c> Segmented<'c> {
         if offsets == 0 && self.route.unwrap_or_else(|| policy::fixed_to_ranges(seg_len)) {
             return self.fixed_ranges::<T, Op>(input.view.addr(), n, seg_len, segments, output.view.addr(), temp);
         }
+        let x = input.view.addr();
+        let out = output.view.addr();
+        if offsets != 0
+            && self.chunked.unwrap_or_else(|| self.route.is_none() && policy::chunked(n, segments, Op::INDEXED))
+            && let Some(cap) = self.chunk_cap::<T>(n, segments)
+        {
+            return self.chunks::<T, Op>(x, n, offsets, segments, out, cap, temp);
+        }
         let blocks = self.spine_blocks::<Op::Acc>(tiles);
         let used = records_used::<Op::Acc>(tiles, blocks);
         // Offsets whose mean segment suits the ranges kernel are counted
@@ -558,8 +628,6 @@ impl<'c> Segmented<'c> {
         };
         let smem = policy::smem_bytes::<T, Op::Acc>(self.block) as u32;
         let check = self.check && offsets != 0;
-        let x = input.view.addr();
-        let out = output.view.addr();
         let launch = |region: Region| {
             self.clear_first(region)?;
             let route = match &route_kernels {
@@ -665,6 +733,82 @@ impl<'c> Segmented<'c> {
     }
 
     /// The ranges kernel.
+    /// CSR offsets through the chunked path: a plan launch (a thread per
+    /// segment: chunk items for the long ones) and the work launch (a
+    /// resident grid taking tickets: a block per chunk, then a warp per
+    /// short segment). `cap` from [`Self::chunk_cap`].
+    #[allow(clippy::too_many_arguments)]
+    fn chunks<T: Scalar, Op: SegmentedOp<T>>(
+        &self,
+        x: u64,
+        n: u64,
+        offsets: u64,
+        segments: u64,
+        out: u64,
+        cap: u64,
+        temp: Option<&mut SegmentedTemp>,
+    ) -> Result<()> {
+        let what = Instance::of(T::NAME).op(Op::NAME);
+        let task = || format!("segmented `{}` on `{}` (chunks)", Op::NAME, T::NAME);
+        let plan = Family("segmented_plan").get(self.ctx, Instance::of(""), policy::CHUNKS_BLOCK, task)?;
+        let work = Family("segmented_chunks").get(self.ctx, what, policy::CHUNKS_BLOCK, task)?;
+        let (chunk, short) = self.lens::<T>();
+        let used = policy::chunks_layout::<Op::Acc>(cap)[3];
+        let full = (self.ctx.multiprocessors() as u64 * policy::CHUNKS_BLOCKS_PER_SM as u64).max(1);
+        let launch = |region: Region| {
+            self.clear_first(region)?;
+            let args = [
+                Arg::Ptr(offsets),
+                segments.into(),
+                n.into(),
+                chunk.into(),
+                short.into(),
+                Arg::Ptr(region.temp),
+                Arg::Ptr(region.spare),
+                (region.spare_bytes as u64 / 8).into(),
+            ];
+            // A warp per 32 segments, and a block per PLAN_CLEAR_BYTES of
+            // the other half to zero, spread over the GPU.
+            let grid = segments
+                .div_ceil(policy::CHUNKS_BLOCK as u64)
+                .max((region.spare_bytes as u64).div_ceil(policy::PLAN_CLEAR_BYTES))
+                .clamp(1, full) as u32;
+            let cfg = LaunchConfig { grid, block: policy::CHUNKS_BLOCK, shared_bytes: 0 };
+            // SAFETY: offsets holds segments + 1 (checked by the caller),
+            // segments < 2^32; the region holds the layout of `cap` items,
+            // which bound what the plan writes, zeroed; spare the other
+            // half.
+            unsafe { self.ctx.launch(plan.name, cfg, &args)? };
+            let args = [
+                Arg::Ptr(x),
+                n.into(),
+                Arg::Ptr(offsets),
+                segments.into(),
+                Arg::Ptr(out),
+                chunk.into(),
+                short.into(),
+                cap.into(),
+                Arg::Ptr(region.temp),
+            ];
+            // Tickets beyond the grid: at most a resident grid, fewer
+            // where there is less work.
+            let tickets = cap + segments.div_ceil(policy::SHORT_BATCH as u64);
+            let grid = tickets.clamp(1, full) as u32;
+            let shared_bytes = policy::chunks_smem_bytes::<Op::Acc>(policy::CHUNKS_BLOCK) as u32;
+            let cfg = LaunchConfig { grid, block: policy::CHUNKS_BLOCK, shared_bytes };
+            // SAFETY: x holds n elements, offsets segments + 1, out
+            // segments; the region as the plan above left it, its ticket
+            // zero.
+            unsafe { self.ctx.launch(work.name, cfg, &args)? };
+            if self.check {
+                self.errors(region.temp, "segment offsets", "not non-decreasing, or the last is past the input")
+            } else {
+                Ok(())
+            }
+        };
+        self.with_region(temp, used, launch)
+    }
+
     fn ranges<T: Scalar, Op: SegmentedOp<T>>(
         &self,
         input: &(impl DeviceInput<T> + ?Sized),

@@ -385,6 +385,65 @@ backend_test!(routed_every_operator_and_type, |ctx| {
     }
 });
 
+// The chunked path (long segments in chunks of a block each, short ones a
+// warp each), forced, with chunks and the long/short threshold from one
+// element up, so that small inputs reach segments of many chunks (their
+// partials combined by whichever block comes last), empty segments and
+// gaps before the first offset and after the last.
+fn chunked_property<T: TestType, Op: TestOp<T>>(ctx: &Context, cases_n: u32) {
+    let t = tile::<T>();
+    let max = if ctx.backend() == BackendKind::Cuda { 1 << 22 } else { 2 * t + 5 };
+    let means = proptest::sample::select(vec![1usize, 7, 100, 700, t, 4 * t]);
+    let lens = proptest::sample::select(vec![(1u64, 1u64), (3, 2), (64, 50), (1000, 16), (0, 0)]);
+    check(cases_n, (0..=max, means, lens, any::<u64>()), |(n, mean, (chunk, short), seed)| {
+        let x = data::<T, Op>(n, seed);
+        let seg = ctx.segmented().chunked(true);
+        // (0, 0): the defaults.
+        let seg = if chunk == 0 { seg } else { seg.chunk_lens(chunk, short) };
+        run_offsets::<T, Op>(ctx, &seg, &x, &random_offsets(n, mean, seed))
+    });
+}
+
+backend_test!(chunked_every_operator_and_type, |ctx| {
+    let k = cases(ctx, 3, 8);
+    macro_rules! all {
+        ($($op:ty => [$($t:ty),*];)*) => {$($( chunked_property::<$t, $op>(ctx, k); )*)*};
+    }
+    all! {
+        Sum => [i32, u32, i64, u64, f32, f64];
+        Product => [i32, f64];
+        Min => [i32, f32, u64];
+        Max => [u64, f64, i32];
+        ArgMin => [i32, u32, i64, u64, f32, f64];
+        ArgMax => [i32, f32, f64];
+    }
+});
+
+// The chunked path refuses offsets out of order or past the input, and
+// reduces good ones, with one-element chunks and with the defaults.
+backend_test!(chunked_bad_offsets_are_refused, |ctx| {
+    let x = data::<i32, Sum>(5000, 9);
+    let mut out = ctx.alloc::<i32>(4).unwrap();
+    let input = ctx.upload(&x).unwrap();
+    for seg in [ctx.segmented().chunked(true), ctx.segmented().chunked(true).chunk_lens(1, 1)] {
+        for offsets in [[0u64, 1000, 900, 2000, 3000], [0, 100, 200, 300, 5001], [0, 1000, 2000, 3000, 4000]] {
+            let offs = ctx.upload(&offsets[..]).unwrap();
+            out.poison().unwrap();
+            let got = seg.reduce(&input, &offs, &mut out, Sum);
+            if offsets == [0, 1000, 2000, 3000, 4000] {
+                got.unwrap();
+                let want: Vec<i32> = offsets
+                    .windows(2)
+                    .map(|w| x[w[0] as usize..w[1] as usize].iter().fold(0i32, |a, &b| a.wrapping_add(b)))
+                    .collect();
+                assert_eq!(out.to_vec().unwrap(), want);
+            } else {
+                assert!(matches!(got, Err(Error::InvalidInput { .. })), "{offsets:?}: {got:?}");
+            }
+        }
+    }
+});
+
 // Routed offsets out of order or past the input are refused like the flat
 // kernel's, whichever path the counts pick.
 backend_test!(routed_bad_offsets_are_refused, |ctx| {
@@ -552,8 +611,16 @@ backend_test!(temp_storage_reused_and_unchecked_calls, |ctx| {
     assert!(small.bytes() < temp.bytes());
     let mut small = small;
     let x = ctx.upload(&vec![1.0f32; 3 * t]).unwrap();
-    let mut out = ctx.alloc::<f32>(1).unwrap();
-    let too_small = seg.reduce_with_temp(&x, &[0u64, 3 * t as u64][..], &mut out, Sum, &mut small);
+    // Segments of 7 go through the flat kernel, whose records grow with
+    // the input. (One long segment would not need more than `small`: the
+    // chunked path's storage grows with its chunks.)
+    let mut out = ctx.alloc::<f32>((3 * t).div_ceil(7)).unwrap();
+    let too_small = seg.reduce_fixed_with_temp(&x, 7, &mut out, Sum, &mut small);
+    assert!(matches!(too_small, Err(Error::LengthMismatch { .. })), "{too_small:?}");
+    let offsets: Vec<u64> = (0..=3 * t as u64).step_by(7).chain([3 * t as u64]).collect();
+    let offs = ctx.upload(&offsets).unwrap();
+    let mut out = ctx.alloc::<f32>(offsets.len() - 1).unwrap();
+    let too_small = seg.reduce_with_temp(&x, &offs, &mut out, Sum, &mut small);
     assert!(matches!(too_small, Err(Error::LengthMismatch { .. })), "{too_small:?}");
 });
 

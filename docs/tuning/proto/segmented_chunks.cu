@@ -9,6 +9,9 @@
 //
 //   nvcc -O3 -std=c++17 -arch=native -o /tmp/proto segmented_chunks.cu
 //   /tmp/proto            (prints one line per case and variant)
+//   PROTO_ONLY="28 0 16384 1024" /tmp/proto   (one case: log2 n, segment
+//                         length or 0 for mixed, C, T; variant b256u2 only,
+//                         e.g. under ncu)
 //
 // Data as the bench's (host/benches/cases/data.rs): values mix64(i ^ seed)
 // % 2001, mixed lengths 1 + (h >> 8) % 2^((h & 255) % 17), h = mix64(s ^ seed).
@@ -166,7 +169,13 @@ int main() {
     int log2;
     unsigned long long L;  // 0: mixed
   };
+  // PROTO_ONLY="log2 L C T": that case and variant b256u2 only.
+  const char* only = getenv("PROTO_ONLY");
+  int o_log2 = -1;
+  unsigned long long o_L = 0, o_C = 0, o_T = 0;
+  if (only) sscanf(only, "%d %llu %llu %llu", &o_log2, &o_L, &o_C, &o_T);
   for (Case c : {Case{24, 0}, Case{28, 0}, Case{24, 1ull << 20}, Case{28, 1ull << 20}, Case{28, 512}, Case{24, 512}}) {
+    if (only && (c.log2 != o_log2 || c.L != o_L)) continue;
     unsigned long long n = 1ull << c.log2;
     unsigned long long seed = 0x5EEDull ^ (unsigned long long)c.log2 << 8 ^ c.L << 40;
     std::vector<unsigned> h(n);
@@ -235,6 +244,7 @@ int main() {
     CK(cudaFree(d_t));
     for (unsigned long long C : {8192ull, 16384ull, 32768ull, 65536ull}) {
       for (unsigned long long T : {0ull, 256ull, 1024ull}) {
+        if (only && (C != o_C || T != o_T)) continue;
         Plan p = plan(off, C, T);
         Item* d_items;
         unsigned* d_small;
@@ -266,8 +276,12 @@ int main() {
           printf("%-16s C %6llu T %5llu %-8s blocks %8u  %9.1f us  %6.0f GB/s  x cub %.2f %s\n", name, C, T, v, grid,
                  us, n * 4 / (us * 1e3), cub_us / us, good ? "ok" : "BAD");
         };
-        run(work<256, 4>, 256, "b256u4");
-        if (T == 256) {
+        if (only) {
+          run(work<256, 2>, 256, "b256u2");
+        } else {
+          run(work<256, 4>, 256, "b256u4");
+        }
+        if (T == 256 && !only) {
           run(work<256, 2>, 256, "b256u2");
           run(work<512, 2>, 512, "b512u2");
           run(work<128, 4>, 128, "b128u4");

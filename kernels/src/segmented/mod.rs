@@ -5,6 +5,7 @@
 //! |---|---|---|
 //! | [`flat::segmented_reduce`] + [`flat::segmented_spine`] | sorted offsets, or fixed length | fixed tiles over the *elements*, independent; a second launch (one block, or several chained by flags) joins the parts of segments that span tiles |
 //! | [`ranges::segmented_ranges`] | any begin/end pairs | one warp per segment |
+//! | [`chunks::segmented_plan`] + [`chunks::segmented_chunks`] | sorted offsets, long on average | long segments in chunks of a block each, short ones a warp each; tickets over a resident grid |
 //!
 //! The flat kernel does the same work per element whatever the segment
 //! lengths: many tiny segments, a few huge ones and any mix run at one
@@ -18,6 +19,7 @@
 //! `segmented_spine_{op}_{type}_b1024`, `segmented_bounds_b256`, `segmented_bounds_search_b256`,
 //! `segmented_ranges_{op}_{type}_b256`.
 
+pub mod chunks;
 pub mod flat;
 pub mod policy;
 pub mod ranges;
@@ -28,6 +30,7 @@ use crate::ops::*;
 use crate::reduce::reduction::{Arg, Extreme, Indexed, Plain, Raw, Reduction, pick};
 #[allow(unused_imports)]
 use crate::reduce::reduction::{Largest, Smallest};
+use chunks::{segmented_chunks, segmented_plan};
 use core::mem::size_of;
 use flat::{segmented_bounds, segmented_bounds_search, segmented_reduce, segmented_spine};
 use ranges::{segmented_ranges, segmented_route};
@@ -277,7 +280,11 @@ unsafe fn routed_to_ranges(route: *const u32, segments: u64) -> Option<bool> {
 }
 
 const _: () = assert!(
-    policy::BLOCK == 256 && policy::RANGES_BLOCK == 256 && policy::SPINE_BLOCK == 1024 && policy::OFFSETS_BLOCK == 256,
+    policy::BLOCK == 256
+        && policy::RANGES_BLOCK == 256
+        && policy::SPINE_BLOCK == 1024
+        && policy::OFFSETS_BLOCK == 256
+        && policy::CHUNKS_BLOCK == 256,
     "the entries! lists below say 256 and 1024"
 );
 
@@ -302,6 +309,16 @@ entries! {
         => segmented_bounds::<{B}>; blocks [256];
     segmented_bounds_search(offsets: *const u64, segments: u64, n: u64, tile_len: u64, tiles: u64, bounds: *mut u64)
         => segmented_bounds_search::<{B}>; blocks [256];
+    segmented_plan(offsets: *const u64, segments: u64, n: u64, chunk_len: u64, short_len: u64, temp: *mut u64,
+         spare: *mut u64, spare_words: u64)
+        => segmented_plan::<{B}>; blocks [256];
+    segmented_chunks(input: *const T, n: u64, offsets: *const u64, segments: u64,
+         out: *mut <Op as SegmentedReduction>::Out, chunk_len: u64, short_len: u64, cap: u64, temp: *mut u64)
+        => segmented_chunks::<Op, {B}, { 16 / core::mem::size_of::<T>() }>;
+        ops [sum = Plain<T, Sum>, product = Plain<T, Product>, min = Plain<T, Min>, max = Plain<T, Max>,
+             argmin = Arg<T, Smallest>, argmax = Arg<T, Largest>]
+        types [i32, u32, i64, u64, f32, f64]
+        blocks [256];
     segmented_route(offsets: *const u64, segments: u64, route: *mut u32)
         => segmented_route::<{B}>; blocks [256];
     segmented_ranges(input: *const T, n: u64, begins: *const u64, ends: *const u64, seg_len: u64, segments: u64,

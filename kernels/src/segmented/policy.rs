@@ -29,7 +29,9 @@ pub const fn spine_items<A>() -> usize {
 /// then counts what the mean does not tell (any segment longer than
 /// [`ROUTE_LONGEST`], how many shorter than [`ROUTE_SHORT`]) and the
 /// kernels of both paths read the counts to know which of them runs
-/// ([`route_to_ranges`]).
+/// ([`route_to_ranges`]). Since the chunked path ([`chunked`]) takes
+/// plain operators from a mean of `ROUTE_MEAN[0]`, this route serves
+/// argmin and argmax (and calls that set the route).
 // H100, 2^28 `i32` sums (2026-11-27, docs/tuning/segmented.md "The ranges kernel beside the flat one"): segments of 512 at 100% of copy through the ranges kernel against 85% flat (2^24: 26.4 against 48.9 us, CUB 46.4); segments of 16 at 17% against 79%, of 2^20 at 11% against 98%.
 pub const ROUTE_MEAN: [u64; 2] = [128, 2048];
 
@@ -240,4 +242,98 @@ pub const BOUNDS_MIN_TILES: u64 = 2048;
 // NVIDIA H100, bench, 2^28 `i32` (2026-11-28, one run, stream / search): mixed lengths (2.1 segments a tile) 372.8 / 373.4 us (ncu: the launch 4.3 us, the search's 14.8); segments of 16 (512 a tile) 639 / 537 (the stream reads 134 MB of offsets); 2^20 (1/128 a tile) 365.6 both. At 2^24: mixed 41.6 / 42.3, 2^20 40.1 / 37.5, 16 62.7 / 57.8, 512 48.8 / 48.5.
 pub const fn bounds_by_stream(segments: u64, tiles: u64) -> bool {
     4 * segments >= tiles && segments <= 4 * tiles
+}
+
+/// Threads per block of the chunked path ([`super::chunks`]): the plan
+/// (a thread per segment) and the work kernel (a block per chunk, a warp
+/// per short segment).
+// H200 prototype (2026-11-28, docs/tuning/segmented.md "A prototype"): 256 threads beside 128 and 512, best or within 2% everywhere.
+pub const CHUNKS_BLOCK: u32 = 256;
+/// Blocks of the work kernel per multiprocessor: its grid, which takes
+/// tickets until the work is done (no block idles for a whole launch).
+// 8 x 256 threads fill a multiprocessor's 2048 where registers allow (the prototype's sums: 30 registers).
+pub const CHUNKS_BLOCKS_PER_SM: u32 = 8;
+/// Registers a thread of the work kernel may use: eight blocks of
+/// [`CHUNKS_BLOCK`] a multiprocessor.
+pub const CHUNKS_REGISTERS: u32 = 32;
+/// Bytes of input a chunk holds: 16,384 four-byte elements.
+// H200 prototype, 2^28 `u32`: chunks of 8,192 elements 2-4% slower at mixed lengths (more partials and atomics), 16,384-65,536 alike.
+pub const CHUNK_BYTES: u64 = 64 * 1024;
+/// Segments shorter than this many bytes go a warp each, not a block:
+/// 1,024 four-byte elements.
+// H200 prototype: segments of 512 at 2^28 `u32` 265 us a warp each, 772 a block each (CUB 660); mixed lengths within 1.5% for 256 or 1024 elements.
+pub const SHORT_BYTES: u64 = 4 * 1024;
+/// Elements of a chunk of input `T` ([`CHUNK_BYTES`]).
+pub const fn chunk_len<T>() -> u64 {
+    CHUNK_BYTES / size_of::<T>() as u64
+}
+/// The shortest segment, in elements of `T`, that gets chunks
+/// ([`SHORT_BYTES`]).
+pub const fn short_len<T>() -> u64 {
+    SHORT_BYTES / size_of::<T>() as u64
+}
+/// Short segments a warp takes in turn within one ticket.
+pub const SHORT_PER_WARP: u32 = 1;
+
+/// 16-byte loads a thread keeps in flight while it streams a chunk
+/// ([`crate::segmented::chunks`]). The prototype's loop (nvcc unrolled its
+/// two loads a round into eight, four in flight at any time) streamed at
+/// 4.2 TB/s on the H200; against two at a time, four made the library's
+/// path 1-14% faster at segments of 512 and at mixed lengths.
+pub const CHUNK_LOADS: usize = 4;
+/// Consecutive segments one ticket of the work kernel covers at short
+/// lengths.
+pub const SHORT_BATCH: u32 = CHUNKS_BLOCK / 32 * SHORT_PER_WARP;
+/// Whether CSR offsets of `segments` segments over `n` elements take the
+/// chunked path: a mean segment of at least [`ROUTE_MEAN`]`[0]`
+/// elements (the flat kernel below that, where warps would idle on
+/// segments of a few elements), for plain operators (sum, product, min,
+/// max). Argmin and argmax (`indexed`) keep the flat kernel and its
+/// routes: on the chunked path they measured 3-27% slower at segments of
+/// 2^20 and mixed lengths (H200, `docs/tuning/segmented.md`).
+pub const fn chunked(n: u64, segments: u64, indexed: bool) -> bool {
+    !indexed && segments > 0 && segments < u32::MAX as u64 && n / segments >= ROUTE_MEAN[0]
+}
+/// Bytes of the other half of the temporary storage that one block of
+/// the plan launch zeroes, at most (the launch takes more blocks than its
+/// segments need where there is more to zero). H200, 2^28 `i32` in
+/// segments of 2^20 (256 segments, one block): the plan took 34 us, most
+/// of it one multiprocessor zeroing 660 KB and writing 512 KB of items.
+pub const PLAN_CLEAR_BYTES: u64 = 8 * 1024;
+/// Bytes of the chunked path's header in the temporary storage: the
+/// number of chunk items, the bad segments (byte 4), the ticket.
+pub const CHUNKS_HEADER_BYTES: usize = 16;
+/// Chunk items the plan may write for `n` elements of `T` in `segments`
+/// segments, with chunks of `chunk` and long segments from `short`
+/// elements: each long segment has at most `len / chunk + 1`.
+pub const fn chunk_items(n: u64, segments: u64, chunk: u64, short: u64) -> u64 {
+    let short = if short == 0 { 1 } else { short };
+    let long = if segments < n / short { segments } else { n / short };
+    n / chunk + long + 1
+}
+/// Byte offsets in the temporary storage of the chunked path for `cap`
+/// items and accumulator `A`: the items (32 bytes: the chunk's bounds,
+/// its segment and the segment's first item, the segment's items), their arrival counts
+/// (`u32`), their partials (`A`), and the end.
+pub const fn chunks_layout<A>(cap: u64) -> [usize; 4] {
+    let items = CHUNKS_HEADER_BYTES;
+    let arrive = items + cap as usize * 32;
+    let partials = round16(arrive + cap as usize * 4);
+    [items, arrive, partials, round16(partials + cap as usize * size_of::<A>())]
+}
+/// Byte offset of the work kernel's slots for odd rounds (its block
+/// reduction's slots alternate between two sets, so one barrier a round
+/// separates a round's reads from the next round's writes).
+pub const fn chunks_slots_odd<A>(b: u32) -> usize {
+    let slot = if size_of::<A>() > 4 { size_of::<A>() } else { 4 };
+    round16((b / 32) as usize * slot)
+}
+/// Byte offset of the work kernel's `u32` words after its two sets of
+/// slots: the tickets of even and odd rounds, the last-chunk flag.
+pub const fn chunks_words_at<A>(b: u32) -> usize {
+    2 * chunks_slots_odd::<A>(b)
+}
+/// Dynamic shared memory (bytes) of the work kernel.
+pub const fn chunks_smem_bytes<A>(b: u32) -> usize {
+    chunks_words_at::<A>(b) + 16
 }

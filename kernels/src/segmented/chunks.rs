@@ -1,0 +1,375 @@
+//! Offsets whose segments are long on average: each long segment in
+//! chunks of a block each, each short one a warp. No tiles, no spine.
+
+use super::{SegmentedReduction, policy};
+use crate::block::reduce::reduce as block_reduce;
+use crate::gpu::{self, Shared, WARP_SIZE, atomic, global, warp as gpu_warp};
+use crate::ops::Sum;
+use crate::reduce::finish::Accumulators;
+use crate::single_pass::clear_words;
+use crate::warp;
+use core::mem::size_of;
+
+/// Bytes of one vector load.
+const VEC: u64 = 16;
+
+/// The plan's header in `temp`, as `u32`s: the number of chunk items, the
+/// number of bad segments (byte 4, where every segmented kernel counts
+/// them), the work kernel's ticket.
+const COUNT: usize = 0;
+const ERRORS: usize = 1;
+const TICKET: usize = 2;
+
+/// A chunk item: its segment and the index of the segment's first item,
+/// packed in a `u64` (both below 2^32: the host checks).
+#[inline(always)]
+fn item(s: u64, first: u32) -> u64 {
+    s | (first as u64) << 32
+}
+
+/// Plans the work of [`segmented_chunks`] over CSR offsets: a thread per
+/// segment (grid-stride); a segment of at least `short_len` elements
+/// gets `ceil(len / chunk_len)` chunk items, placed by one atomic add per
+/// warp (so in no fixed order: each segment's items are consecutive, and
+/// what they compute does not depend on where they lie), the warp writing
+/// each such segment's items together. Segments shorter than `short_len`
+/// get nothing here (the work kernel gives them a warp each). A segment
+/// with `begin > end` or `end > n` is counted at byte 4 of `temp` and
+/// planned as empty.
+///
+/// ```text
+/// lengths   5  40000  900  70000      (short_len 1024, chunk_len 16384)
+/// items     -  3      -    5          at base, base + 3 (any order)
+/// ```
+///
+/// # Safety
+/// `offsets` holds `segments + 1` elements, `segments < 2^32`; `temp` the
+/// zeroed layout of [`policy::chunks_layout`] for `cap` items, at least
+/// the items planned (`n / chunk_len + min(segments, n / short_len) + 1`
+/// bounds them); `spare`/`spare_words` as in
+/// [`super::flat::segmented_reduce`].
+pub unsafe fn segmented_plan<const B: u32>(
+    offsets: *const u64,
+    segments: u64,
+    n: u64,
+    chunk_len: u64,
+    short_len: u64,
+    temp: *mut u64,
+    spare: *mut u64,
+    spare_words: u64,
+) {
+    // SAFETY: the caller's contract on `spare`.
+    unsafe { clear_words::<B>(spare, spare_words) };
+    let header = temp as *mut u32;
+    let items = temp.wrapping_add(policy::CHUNKS_HEADER_BYTES / 8);
+    // An empty segment is short (the work kernel writes it).
+    let short_len = Ord::max(short_len, 1);
+    let lane = gpu::lane();
+    let stride = gpu::grid_dim() as u64 * B as u64;
+    // Warp w of block b takes the 32 segments of group w * grid + b (and
+    // every stride after): a few groups go to as many multiprocessors,
+    // whose item stores then run side by side. Every lane runs the same
+    // rounds, so the warp's shuffles see all its lanes.
+    let mut base = (gpu::warp_idx() as u64 * gpu::grid_dim() as u64 + gpu::block_idx() as u64) * WARP_SIZE as u64;
+    let mut bad = 0u32;
+    while base < segments {
+        let s = base + lane as u64;
+        let (a, e) = if s < segments {
+            // SAFETY: s + 1 <= segments.
+            unsafe { (global::load(offsets.add(s as usize)), global::load(offsets.add(s as usize + 1))) }
+        } else {
+            (0, 0)
+        };
+        let ok = a <= e && e <= n;
+        bad += !ok as u32;
+        let len = if ok { e - a } else { 0 };
+        let chunks = if len >= short_len { len.div_ceil(chunk_len) as u32 } else { 0 };
+        let incl = warp::inclusive_scan::<u32, Sum>(chunks);
+        let total = gpu_warp::shfl_idx(incl, WARP_SIZE - 1);
+        let mut first = 0u32;
+        if total != 0 {
+            let mut at = 0u32;
+            if lane == 0 {
+                // SAFETY: the header's count.
+                at = unsafe { atomic::add(header.add(COUNT), total) };
+            }
+            first = gpu_warp::shfl_idx(at, 0) + incl - chunks;
+        }
+        // The warp writes each long segment's items, one after another:
+        // the chunk's bounds, its segment and the segment's first item
+        // and item count.
+        let mut long = gpu_warp::ballot(chunks != 0);
+        while long != 0 {
+            let l = long.trailing_zeros();
+            long &= long - 1;
+            let (f, c) = (gpu_warp::shfl_idx(first, l), gpu_warp::shfl_idx(chunks, l));
+            let (sa, se) = (gpu_warp::shfl_idx(a, l), gpu_warp::shfl_idx(e, l));
+            let mut k = lane;
+            while k < c {
+                let lo = sa + k as u64 * chunk_len;
+                let hi = Ord::min(se, lo + chunk_len);
+                // SAFETY: f + c <= the items planned <= cap, 32 bytes each.
+                unsafe {
+                    let at = items.add(4 * (f + k) as usize);
+                    global::store_vec::<u64, 2>(at, [lo, hi]);
+                    global::store_vec::<u64, 2>(at.add(2), [item(base + l as u64, f), c as u64]);
+                }
+                k += WARP_SIZE;
+            }
+        }
+        base += stride;
+    }
+    if bad != 0 {
+        // SAFETY: the header's error count.
+        unsafe { atomic::add(header.add(ERRORS), bad) };
+    }
+}
+
+/// The work planned by [`segmented_plan`]: blocks take tickets, first for
+/// the chunk items (a block reads its chunk, `[a + k * chunk_len, ...)` of
+/// segment `[a, e)`, in 16-byte vectors, [`policy::CHUNK_LOADS`] in flight a thread, and
+/// reduces it; a segment of one chunk is written at once, otherwise each
+/// chunk leaves its partial and the last of the segment's blocks to count
+/// in combines them in order), then for batches of consecutive segments,
+/// a warp per segment for those shorter than `short_len` (a lane's loads
+/// 32 elements apart, four in flight). A ticket for the next work is taken
+/// while the current one runs, so the grid may be any size: a resident
+/// grid streams without a launch's worth of blocks idling.
+///
+/// ```text
+/// tickets   0 .. items              items (segment, chunk): a block each
+///           items .. + batches      SHORT_BATCH segments: a warp each short one
+/// ```
+///
+/// H200, 2^28 `i32` sums, the plan launch included: mixed lengths 285 us
+/// (90% of copy, 0.91x CUB; the flat kernel 296), segments of 2^20 258
+/// (100%, 1.09x CUB), of 512 278 (94%, 2.4x CUB). The prototype in CUDA
+/// C++ (`docs/tuning/segmented.md`) runs its work kernel in 252-255 us at
+/// mixed lengths, this one in 271-274 (ncu): what is left is there and
+/// in the plan's 8 us.
+///
+/// # Safety
+/// `input` holds `n` elements, `offsets` `segments + 1`, `out` `segments`;
+/// `temp` as [`segmented_plan`] left it for the same arguments, its
+/// ticket zero; dynamic shared memory [`policy::chunks_smem_bytes`].
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn segmented_chunks<R: SegmentedReduction, const B: u32, const V: usize>(
+    input: *const R::In,
+    n: u64,
+    offsets: *const u64,
+    segments: u64,
+    out: *mut R::Out,
+    chunk_len: u64,
+    short_len: u64,
+    cap: u64,
+    temp: *mut u64,
+) {
+    const { assert!(V * size_of::<R::In>() == VEC as usize, "V elements make one 16-byte vector") };
+    // Eight blocks of 256 a multiprocessor for 4-byte inputs under plain
+    // operators (ptxas sm_90: 32 registers capped without a spill; the
+    // 8-byte sums, min and max would spill 8-16 bytes, and take 32-34;
+    // argmin/argmax spilled 44-124 bytes a thread at 32, and measured
+    // slower for it: they stay uncapped, and off the chunked route).
+    if size_of::<R::In>() <= 4 && !R::NEEDS_START {
+        gpu::max_registers::<{ policy::CHUNKS_REGISTERS }>();
+    }
+    let header = temp as *mut u32;
+    let [items_at, arrive_at, partials_at, _] = policy::chunks_layout::<R::Acc>(cap);
+    let items = (temp as *mut u8).wrapping_add(items_at) as *const u64;
+    let arrive = (temp as *mut u8).wrapping_add(arrive_at) as *mut u32;
+    let partials = (temp as *mut u8).wrapping_add(partials_at) as *mut R::Acc;
+    let smem = Shared::<u8>::dynamic();
+    let odd = policy::chunks_slots_odd::<R::Acc>(B);
+    let words = smem.after::<u32>(policy::chunks_words_at::<R::Acc>(B));
+    let short_len = Ord::max(short_len, 1);
+    let tid = gpu::thread_idx();
+    // SAFETY: the header (the plan's count, written by the launch before).
+    let count = unsafe { global::load(header.add(COUNT)) } as u64;
+    let batch = policy::SHORT_BATCH as u64;
+    let total = count + segments.div_ceil(batch);
+    let take = || -> u32 {
+        // SAFETY: the header's ticket.
+        if tid == 0 { unsafe { atomic::add(header.add(TICKET), 1u32) } } else { 0 }
+    };
+    // Round r's ticket is in word r % 2, stored by thread 0 before the
+    // barrier of round r - 1 (before the loop for round 0); thread 0 holds
+    // the one after it, taken a round ahead. So a round has one barrier
+    // (its block reduction's, or the short segments' closing one), plus one
+    // where a segment's chunks meet: a word (and a set of slots) is written
+    // again two rounds later, after every thread has passed the barrier
+    // between.
+    if tid == 0 {
+        // SAFETY: word 0.
+        unsafe { words.store(0, take()) };
+    }
+    let mut next = take();
+    gpu::sync_threads();
+    let mut round = 0usize;
+    loop {
+        let parity = round & 1;
+        // SAFETY: words 0 and 1.
+        let t = unsafe { words.load(parity) } as u64;
+        if t >= total {
+            break;
+        }
+        if tid == 0 {
+            // SAFETY: as above; its last reads were before the barrier of
+            // the round before.
+            unsafe { words.store(1 - parity, next) };
+        }
+        next = take();
+        let slots = smem.after::<R::Acc>(parity * odd);
+        if t < count {
+            // SAFETY: t < count <= cap; the item's segment is valid and
+            // at least short_len long (the plan).
+            // The item's two halves in flight together: no load of the
+            // offsets before the chunk's own.
+            let ([lo, hi], [it, chunks]) = unsafe {
+                let at = items.add(4 * t as usize);
+                (global::load_vec::<u64, 2>(at), global::load_vec::<u64, 2>(at.add(2)))
+            };
+            let (s, first, chunks) = (it & 0xFFFF_FFFF, (it >> 32) as u32, chunks as u32);
+            let a = lo - (t as u32 - first) as u64 * chunk_len;
+            let acc = unsafe { stream::<R, V>(input, lo, hi, tid as u64, B as u64) };
+            let sum = block_reduce::<R::Acc, Accumulators<R>, B>(acc, slots);
+            if chunks == 1 {
+                if tid == 0 {
+                    unsafe { global::store(out.add(s as usize), R::out(sum, a, false)) };
+                }
+            } else {
+                if tid == 0 {
+                    // SAFETY: t < cap; first < cap (the plan).
+                    let last = unsafe {
+                        global::store(partials.add(t as usize), sum);
+                        atomic::fence_device();
+                        atomic::add(arrive.add(first as usize), 1u32) == chunks - 1
+                    };
+                    // SAFETY: word 2; its readers of the last round that
+                    // had one read it before this round's reduction barrier.
+                    unsafe { words.store(2, last as u32) };
+                }
+                gpu::sync_threads();
+                if unsafe { words.load(2) } != 0 && gpu::warp_idx() == 0 {
+                    // The segment's other chunks are all in: combine them
+                    // in item order.
+                    atomic::fence_device();
+                    let lane = gpu::lane();
+                    let mut acc = R::identity();
+                    let mut j = lane;
+                    while j < chunks {
+                        // SAFETY: first + j < first + chunks <= cap.
+                        let p = unsafe { global::load_volatile(partials.add((first + j) as usize)) };
+                        acc = R::combine(acc, p);
+                        j += WARP_SIZE;
+                    }
+                    let sum = warp::reduce_all::<R::Acc, Accumulators<R>>(acc);
+                    if lane == 0 {
+                        unsafe { global::store(out.add(s as usize), R::out(sum, a, false)) };
+                    }
+                }
+            }
+        } else {
+            // Short segments: SHORT_BATCH consecutive ones, SHORT_PER_WARP
+            // a warp.
+            let lane = gpu::lane() as u64;
+            let s0 = (t - count) * batch + gpu::warp_idx() as u64 * policy::SHORT_PER_WARP as u64;
+            for i in 0..policy::SHORT_PER_WARP as u64 {
+                let s = s0 + i;
+                if s >= segments {
+                    break;
+                }
+                // SAFETY: s + 1 <= segments.
+                let (b, e) =
+                    unsafe { (global::load(offsets.add(s as usize)), global::load(offsets.add(s as usize + 1))) };
+                // Bad pairs were counted by the plan; they give the
+                // identity, reading nothing.
+                let ok = b <= e && e <= n;
+                if ok && e - b >= short_len {
+                    continue;
+                }
+                let (b, e) = if ok { (b, e) } else { (0, 0) };
+                let acc = unsafe { stream_scalar::<R>(input, b, e, lane, WARP_SIZE as u64) };
+                let sum = warp::reduce_all::<R::Acc, Accumulators<R>>(acc);
+                if lane == 0 {
+                    unsafe { global::store(out.add(s as usize), R::out(sum, b, b == e)) };
+                }
+            }
+            // The next round's ticket is in.
+            gpu::sync_threads();
+        }
+        round += 1;
+    }
+}
+
+/// `[lo, hi)` combined by `w` threads, this one `me`: 16-byte vectors of
+/// `V` elements, `w` vectors apart and [`policy::CHUNK_LOADS`] in flight a thread, the
+/// elements before the first 16-byte boundary and after the last one
+/// singly (all of them where the input is not 16-byte aligned).
+///
+/// # Safety
+/// `input` holds at least `hi` elements.
+#[inline(always)]
+unsafe fn stream<R: SegmentedReduction, const V: usize>(
+    input: *const R::In,
+    lo: u64,
+    hi: u64,
+    me: u64,
+    w: u64,
+) -> R::Acc {
+    let v = V as u64;
+    let aligned = (input as usize).is_multiple_of(VEC as usize);
+    let a = if aligned { Ord::min(lo.next_multiple_of(v), hi) } else { hi };
+    let z = Ord::max(a, hi - hi % v);
+    // The head [lo, a) (fewer than `v` elements, or all when unaligned)
+    // and the tail [z, hi) (fewer than `v`).
+    let mut acc = unsafe { stream_scalar::<R>(input, lo, a, me, w) };
+    if z + me < hi {
+        acc = R::combine(acc, unsafe { R::load(input, input, z + me) });
+    }
+    const U: usize = policy::CHUNK_LOADS;
+    let mut i = a + me * v;
+    while i + (U as u64 - 1) * w * v < z {
+        // SAFETY: below z <= hi, 16-byte aligned.
+        let x: [_; U] = core::array::from_fn(|k| unsafe { R::load_raw::<V>(input, input, i + k as u64 * w * v) });
+        unrolled!(U, |k| {
+            let at = i + k as u64 * w * v;
+            unrolled!(V, |j| acc = R::combine(acc, R::lift::<V>(&x[k], j, at)));
+        });
+        i += U as u64 * w * v;
+    }
+    while i < z {
+        let r = unsafe { R::load_raw::<V>(input, input, i) };
+        unrolled!(V, |j| acc = R::combine(acc, R::lift::<V>(&r, j, i)));
+        i += w * v;
+    }
+    acc
+}
+
+/// `[lo, hi)` combined by `w` threads, this one `me`, element by element
+/// `w` apart, four loads in flight.
+///
+/// # Safety
+/// `input` holds at least `hi` elements.
+#[inline(always)]
+unsafe fn stream_scalar<R: SegmentedReduction>(input: *const R::In, lo: u64, hi: u64, me: u64, w: u64) -> R::Acc {
+    let mut acc = R::identity();
+    let mut i = lo + me;
+    while i + 3 * w < hi {
+        // SAFETY: below hi.
+        let x = unsafe {
+            [
+                R::load(input, input, i),
+                R::load(input, input, i + w),
+                R::load(input, input, i + 2 * w),
+                R::load(input, input, i + 3 * w),
+            ]
+        };
+        acc = R::combine(R::combine(acc, x[0]), R::combine(x[1], R::combine(x[2], x[3])));
+        i += 4 * w;
+    }
+    while i < hi {
+        acc = R::combine(acc, unsafe { R::load(input, input, i) });
+        i += w;
+    }
+    acc
+}
