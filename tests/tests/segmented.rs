@@ -419,42 +419,16 @@ backend_test!(chunked_every_operator_and_type, |ctx| {
     }
 });
 
-// The chunked path refuses offsets out of order or past the input, and
-// reduces good ones, with one-element chunks and with the defaults.
-backend_test!(chunked_bad_offsets_are_refused, |ctx| {
-    let x = data::<i32, Sum>(5000, 9);
+/// Offsets out of order, or past the input's end, are refused by `seg`
+/// with `InvalidInput`; good ones are reduced (against the CPU).
+fn refuses_bad_offsets(ctx: &Context, seg: &Segmented<'_>, seed: u64) {
+    let x = data::<i32, Sum>(5000, seed);
     let mut out = ctx.alloc::<i32>(4).unwrap();
     let input = ctx.upload(&x).unwrap();
-    for seg in [ctx.segmented().chunked(true), ctx.segmented().chunked(true).chunk_lens(1, 1)] {
-        for offsets in [[0u64, 1000, 900, 2000, 3000], [0, 100, 200, 300, 5001], [0, 1000, 2000, 3000, 4000]] {
-            let offs = ctx.upload(&offsets[..]).unwrap();
-            out.poison().unwrap();
-            let got = seg.reduce(&input, &offs, &mut out, Sum);
-            if offsets == [0, 1000, 2000, 3000, 4000] {
-                got.unwrap();
-                let want: Vec<i32> = offsets
-                    .windows(2)
-                    .map(|w| x[w[0] as usize..w[1] as usize].iter().fold(0i32, |a, &b| a.wrapping_add(b)))
-                    .collect();
-                assert_eq!(out.to_vec().unwrap(), want);
-            } else {
-                assert!(matches!(got, Err(Error::InvalidInput { .. })), "{offsets:?}: {got:?}");
-            }
-        }
-    }
-});
-
-// Routed offsets out of order or past the input are refused like the flat
-// kernel's, whichever path the counts pick.
-backend_test!(routed_bad_offsets_are_refused, |ctx| {
-    let x = data::<i32, Sum>(5000, 5);
-    let mut out = ctx.alloc::<i32>(4).unwrap();
-    let input = ctx.upload(&x).unwrap();
-    let routed = ctx.segmented().route_to_ranges(true);
     for offsets in [[0u64, 1000, 900, 2000, 3000], [0, 100, 200, 300, 5001], [0, 1000, 2000, 3000, 4000]] {
         let offs = ctx.upload(&offsets[..]).unwrap();
         out.poison().unwrap();
-        let got = routed.reduce(&input, &offs, &mut out, Sum);
+        let got = seg.reduce(&input, &offs, &mut out, Sum);
         if offsets == [0, 1000, 2000, 3000, 4000] {
             got.unwrap();
             let want: Vec<i32> = offsets
@@ -466,6 +440,20 @@ backend_test!(routed_bad_offsets_are_refused, |ctx| {
             assert!(matches!(got, Err(Error::InvalidInput { .. })), "{offsets:?}: {got:?}");
         }
     }
+}
+
+// The chunked path refuses offsets out of order or past the input, and
+// reduces good ones, with one-element chunks and with the defaults.
+backend_test!(chunked_bad_offsets_are_refused, |ctx| {
+    for seg in [ctx.segmented().chunked(true), ctx.segmented().chunked(true).chunk_lens(1, 1)] {
+        refuses_bad_offsets(ctx, &seg, 9);
+    }
+});
+
+// Routed offsets out of order or past the input are refused like the flat
+// kernel's, whichever path the counts pick.
+backend_test!(routed_bad_offsets_are_refused, |ctx| {
+    refuses_bad_offsets(ctx, &ctx.segmented().route_to_ranges(true), 5);
 });
 
 // Tile edges owned by boundaries that span more than four tiles, which the
