@@ -199,6 +199,17 @@ pub struct Segmented<'c> {
     short_len: Option<u64>,
 }
 
+/// The chunked path's sizes for one call: elements of a chunk, the
+/// shortest segment that gets chunks, the most chunk items the plan may
+/// write, and the work launch's tickets (items and short batches).
+#[derive(Clone, Copy, Debug)]
+struct ChunkSizes {
+    chunk: u64,
+    short: u64,
+    cap: u64,
+    tickets: u64,
+}
+
 /// How the segments are given, resolved to device addresses.
 #[derive(Clone, Copy)]
 enum Segs {
@@ -517,14 +528,14 @@ impl<'c> Segmented<'c> {
         (self.chunk_len.unwrap_or(policy::chunk_len::<T>()), self.short_len.unwrap_or(policy::short_len::<T>()))
     }
 
-    /// Chunk items the chunked path may plan over `n` elements in
-    /// `segments` segments of `T`, if the path can take them (its items,
-    /// segments and tickets are counted in 32 bits).
-    fn chunk_cap<T>(&self, n: u64, segments: u64) -> Option<u64> {
+    /// The chunked path's sizes over `n` elements in `segments` segments
+    /// of `T`, if the path can take them (its items, segments and tickets
+    /// are counted in 32 bits).
+    fn chunk_sizes<T>(&self, n: u64, segments: u64) -> Option<ChunkSizes> {
         let (chunk, short) = self.lens::<T>();
         let cap = policy::chunk_items(n, segments, chunk, short);
         let tickets = cap + segments.div_ceil(policy::SHORT_BATCH as u64);
-        (segments < u32::MAX as u64 && tickets < u32::MAX as u64).then_some(cap)
+        (segments < u32::MAX as u64 && tickets < u32::MAX as u64).then_some(ChunkSizes { chunk, short, cap, tickets })
     }
 
     /// Tiles of the flat kernel for `n` elements: one more than whole
@@ -597,9 +608,9 @@ impl<'c> Segmented<'c> {
         let out = output.view.addr();
         if offsets != 0
             && self.chunked.unwrap_or_else(|| self.route.is_none() && policy::chunked(n, segments, Op::INDEXED))
-            && let Some(cap) = self.chunk_cap::<T>(n, segments)
+            && let Some(sizes) = self.chunk_sizes::<T>(n, segments)
         {
-            return self.chunks::<T, Op>(x, n, offsets, segments, out, cap, temp);
+            return self.chunks::<T, Op>(x, n, offsets, segments, out, sizes, temp);
         }
         let blocks = self.spine_blocks::<Op::Acc>(tiles);
         let used = records_used::<Op::Acc>(tiles, blocks);
@@ -736,7 +747,7 @@ impl<'c> Segmented<'c> {
     /// CSR offsets through the chunked path: a plan launch (a thread per
     /// segment: chunk items for the long ones) and the work launch (a
     /// resident grid taking tickets: a block per chunk, then a warp per
-    /// short segment). `cap` from [`Self::chunk_cap`].
+    /// short segment). `sizes` from [`Self::chunk_sizes`].
     #[allow(clippy::too_many_arguments)]
     fn chunks<T: Scalar, Op: SegmentedOp<T>>(
         &self,
@@ -745,14 +756,14 @@ impl<'c> Segmented<'c> {
         offsets: u64,
         segments: u64,
         out: u64,
-        cap: u64,
+        sizes: ChunkSizes,
         temp: Option<&mut SegmentedTemp>,
     ) -> Result<()> {
         let what = Instance::of(T::NAME).op(Op::NAME);
         let task = || format!("segmented `{}` on `{}` (chunks)", Op::NAME, T::NAME);
         let plan = Family("segmented_plan").get(self.ctx, Instance::of(""), policy::CHUNKS_BLOCK, task)?;
         let work = Family("segmented_chunks").get(self.ctx, what, policy::CHUNKS_BLOCK, task)?;
-        let (chunk, short) = self.lens::<T>();
+        let ChunkSizes { chunk, short, cap, tickets } = sizes;
         let used = policy::chunks_layout::<Op::Acc>(cap)[3];
         let full = (self.ctx.multiprocessors() as u64 * policy::CHUNKS_BLOCKS_PER_SM as u64).max(1);
         let launch = |region: Region| {
@@ -792,7 +803,6 @@ impl<'c> Segmented<'c> {
             ];
             // Tickets beyond the grid: at most a resident grid, fewer
             // where there is less work.
-            let tickets = cap + segments.div_ceil(policy::SHORT_BATCH as u64);
             let grid = tickets.clamp(1, full) as u32;
             let shared_bytes = policy::chunks_smem_bytes::<Op::Acc>(policy::CHUNKS_BLOCK) as u32;
             let cfg = LaunchConfig { grid, block: policy::CHUNKS_BLOCK, shared_bytes };
