@@ -444,8 +444,9 @@ impl<'c> Segmented<'c> {
     pub fn temp_bytes<T: Scalar, Op: SegmentedOp<T>>(&self, len: usize) -> Result<usize> {
         let tiles = self.tiles::<T>(len as u64)?;
         let used = records_used::<Op::Acc>(tiles, self.spine_blocks::<Op::Acc>(tiles)).max(RANGES_STATUS);
-        // The chunked path, at its most items (every segment long).
-        let (chunk, short) = self.lens::<T>();
+        // The chunked path, at its most items (every segment long, the
+        // shorter chunks: any input up to `len`).
+        let (chunk, short) = self.lens::<T>(0);
         let cap = policy::chunk_items(len as u64, u64::MAX, chunk, short);
         let used = used.max(policy::chunks_layout::<Op::Acc>(cap)[3]);
         Ok(2 * used)
@@ -523,16 +524,18 @@ impl<'c> Segmented<'c> {
         self
     }
 
-    /// The chunked path's chunk length and shortest chunked segment for `T`.
-    fn lens<T>(&self) -> (u64, u64) {
-        (self.chunk_len.unwrap_or(policy::chunk_len::<T>()), self.short_len.unwrap_or(policy::short_len::<T>()))
+    /// The chunked path's chunk length and shortest chunked segment for
+    /// `n` elements of `T` (`n = 0`: the shorter chunks, which plan the
+    /// most items).
+    fn lens<T>(&self, n: u64) -> (u64, u64) {
+        (self.chunk_len.unwrap_or(policy::chunk_len::<T>(n)), self.short_len.unwrap_or(policy::short_len::<T>()))
     }
 
     /// The chunked path's sizes over `n` elements in `segments` segments
     /// of `T`, if the path can take them (its items, segments and tickets
     /// are counted in 32 bits).
     fn chunk_sizes<T>(&self, n: u64, segments: u64) -> Option<ChunkSizes> {
-        let (chunk, short) = self.lens::<T>();
+        let (chunk, short) = self.lens::<T>(n);
         let cap = policy::chunk_items(n, segments, chunk, short);
         let tickets = cap + segments.div_ceil(policy::SHORT_BATCH as u64);
         (segments < u32::MAX as u64 && tickets < u32::MAX as u64).then_some(ChunkSizes { chunk, short, cap, tickets })

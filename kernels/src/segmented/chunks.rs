@@ -131,8 +131,8 @@ pub unsafe fn segmented_plan<const B: u32>(
 /// reduces it; a segment of one chunk is written at once, otherwise each
 /// chunk leaves its partial and the last of the segment's blocks to count
 /// in combines them in order), then for batches of consecutive segments,
-/// a warp per segment for those shorter than `short_len` (a lane's loads
-/// 32 elements apart, four in flight). A ticket for the next work is taken
+/// a warp per segment for those shorter than `short_len` (16-byte loads
+/// as the blocks make them, four in flight a lane). A ticket for the next work is taken
 /// while the current one runs, so the grid may be any size: a resident
 /// grid streams without a launch's worth of blocks idling.
 ///
@@ -141,12 +141,10 @@ pub unsafe fn segmented_plan<const B: u32>(
 ///           items .. + batches      SHORT_BATCH segments: a warp each short one
 /// ```
 ///
-/// H200, 2^28 `i32` sums, the plan launch included: mixed lengths 285 us
-/// (90% of copy, 0.91x CUB; the flat kernel 296), segments of 2^20 258
-/// (100%, 1.09x CUB), of 512 278 (94%, 2.4x CUB). The prototype in CUDA
-/// C++ (`docs/tuning/segmented.md`) runs its work kernel in 252-255 us at
-/// mixed lengths, this one in 271-274 (ncu): what is left is there and
-/// in the plan's 8 us.
+/// H200, 2^28 `i32` sums, the plan launch included: mixed lengths 272 us
+/// (94% of copy, 0.95x CUB; the flat kernel 296), segments of 2^20 248
+/// (104%, 1.13x CUB), of 512 277 (94%, 2.4x CUB). ncu: the work kernel at
+/// mixed lengths 261 us at 86% of DRAM's peak, the plan 8.
 ///
 /// # Safety
 /// `input` holds `n` elements, `offsets` `segments + 1`, `out` `segments`;
@@ -165,11 +163,12 @@ pub unsafe fn segmented_chunks<R: SegmentedReduction, const B: u32, const V: usi
     temp: *mut u64,
 ) {
     const { assert!(V * size_of::<R::In>() == VEC as usize, "V elements make one 16-byte vector") };
-    // Eight blocks of 256 a multiprocessor for 4-byte inputs under plain
-    // operators (ptxas sm_90: 32 registers capped without a spill; the
-    // 8-byte sums, min and max would spill 8-16 bytes, and take 32-34;
-    // argmin/argmax spilled 44-124 bytes a thread at 32, and measured
-    // slower for it: they stay uncapped, and off the chunked route).
+    // Six blocks of 256 a multiprocessor for 4-byte inputs under plain
+    // operators (ptxas sm_90: 40 registers capped without a spill, eight
+    // loads in flight; the 8-byte types take 36-44 uncapped).
+    // argmin/argmax spilled 44-124 bytes a thread at 32 (four loads), and
+    // measured slower for it: they stay uncapped (40-54 registers), and
+    // off the chunked route.
     if size_of::<R::In>() <= 4 && !R::NEEDS_START {
         gpu::max_registers::<{ policy::CHUNKS_REGISTERS }>();
     }
@@ -288,7 +287,7 @@ pub unsafe fn segmented_chunks<R: SegmentedReduction, const B: u32, const V: usi
                     continue;
                 }
                 let (b, e) = if ok { (b, e) } else { (0, 0) };
-                let acc = unsafe { stream_scalar::<R>(input, b, e, lane, WARP_SIZE as u64) };
+                let acc = unsafe { stream::<R, V>(input, b, e, lane, WARP_SIZE as u64) };
                 let sum = warp::reduce_all::<R::Acc, Accumulators<R>>(acc);
                 if lane == 0 {
                     unsafe { global::store(out.add(s as usize), R::out(sum, b, b == e)) };
@@ -337,16 +336,29 @@ unsafe fn stream<R: SegmentedReduction, const V: usize>(
         });
         i += U as u64 * w * v;
     }
-    while i < z {
-        let r = unsafe { R::load_raw::<V>(input, input, i) };
-        unrolled!(V, |j| acc = R::combine(acc, R::lift::<V>(&r, j, i)));
-        i += w * v;
+    if i < z {
+        // The last round, fewer than U vectors a thread: all in flight
+        // together (one at a time, a chunk of a few vectors a thread paid a
+        // round trip for each). A vector past z loads the last one again
+        // (valid: i < z) and is not combined.
+        let x: [_; U] = core::array::from_fn(|k| {
+            let at = Ord::min(i + k as u64 * w * v, z - v);
+            // SAFETY: a <= at < z, 16-byte aligned.
+            unsafe { R::load_raw::<V>(input, input, at) }
+        });
+        unrolled!(U, |k| {
+            let at = i + k as u64 * w * v;
+            unrolled!(V, |j| {
+                let c = R::combine(acc, R::lift::<V>(&x[k], j, at));
+                acc = if at < z { c } else { acc };
+            });
+        });
     }
     acc
 }
 
 /// `[lo, hi)` combined by `w` threads, this one `me`, element by element
-/// `w` apart, four loads in flight.
+/// `w` apart, four loads in flight (the last up to three together too).
 ///
 /// # Safety
 /// `input` holds at least `hi` elements.
@@ -367,9 +379,17 @@ unsafe fn stream_scalar<R: SegmentedReduction>(input: *const R::In, lo: u64, hi:
         acc = R::combine(R::combine(acc, x[0]), R::combine(x[1], R::combine(x[2], x[3])));
         i += 4 * w;
     }
-    while i < hi {
-        acc = R::combine(acc, unsafe { R::load(input, input, i) });
-        i += w;
+    if i < hi {
+        // Fewer than four loads left: in flight together, each past hi
+        // loading the last element again (valid: i < hi) and not combined.
+        let x: [_; 3] = core::array::from_fn(|k| {
+            // SAFETY: lo <= the index < hi.
+            unsafe { R::load(input, input, Ord::min(i + k as u64 * w, hi - 1)) }
+        });
+        unrolled!(3, |k| {
+            let c = R::combine(acc, x[k]);
+            acc = if i + k as u64 * w < hi { c } else { acc };
+        });
     }
     acc
 }

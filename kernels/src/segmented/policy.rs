@@ -251,21 +251,35 @@ pub const fn bounds_by_stream(segments: u64, tiles: u64) -> bool {
 pub const CHUNKS_BLOCK: u32 = 256;
 /// Blocks of the work kernel per multiprocessor: its grid, which takes
 /// tickets until the work is done (no block idles for a whole launch).
-// 8 x 256 threads fill a multiprocessor's 2048 where registers allow (the prototype's sums: 30 registers).
-pub const CHUNKS_BLOCKS_PER_SM: u32 = 8;
-/// Registers a thread of the work kernel may use: eight blocks of
-/// [`CHUNKS_BLOCK`] a multiprocessor.
-pub const CHUNKS_REGISTERS: u32 = 32;
-/// Bytes of input a chunk holds: 16,384 four-byte elements.
+// 6 x 256 threads at 40 registers (CHUNKS_REGISTERS): eight loads in flight a thread beat four at 32 registers and eight blocks (H200, 2026-11-28, docs/tuning/segmented.md "Eight loads in flight").
+pub const CHUNKS_BLOCKS_PER_SM: u32 = 6;
+/// Registers a thread of the work kernel may use (4-byte inputs under
+/// plain operators): six blocks of [`CHUNKS_BLOCK`] a multiprocessor.
+pub const CHUNKS_REGISTERS: u32 = 40;
+/// Bytes of input a chunk holds below [`CHUNK_LARGE_FROM`] bytes of
+/// input: 16,384 four-byte elements.
 // H200 prototype, 2^28 `u32`: chunks of 8,192 elements 2-4% slower at mixed lengths (more partials and atomics), 16,384-65,536 alike.
+// H200, eight loads in flight: 128 KiB chunks 4-5% slower at 2^24 (fewer chunks than blocks at segments of 2^20), 64 KiB kept there.
 pub const CHUNK_BYTES: u64 = 64 * 1024;
+/// Bytes of input a chunk holds from [`CHUNK_LARGE_FROM`] bytes of input
+/// on: 32,768 four-byte elements.
+// H200, eight loads in flight, 2^28 `i32`/`f32`: 128 KiB chunks 4-5% faster than 64 KiB at mixed lengths and at segments of 2^20 (fewer partials, atomics and item loads).
+pub const CHUNK_BYTES_LARGE: u64 = 128 * 1024;
+/// Input bytes from which chunks are [`CHUNK_BYTES_LARGE`]: 1 GiB (2^28
+/// four-byte elements). Measured at 64 MiB and 1 GiB only; between them
+/// the smaller chunks are kept.
+pub const CHUNK_LARGE_FROM: u64 = 1 << 30;
 /// Segments shorter than this many bytes go a warp each, not a block:
 /// 1,024 four-byte elements.
 // H200 prototype: segments of 512 at 2^28 `u32` 265 us a warp each, 772 a block each (CUB 660); mixed lengths within 1.5% for 256 or 1024 elements.
 pub const SHORT_BYTES: u64 = 4 * 1024;
-/// Elements of a chunk of input `T` ([`CHUNK_BYTES`]).
-pub const fn chunk_len<T>() -> u64 {
-    CHUNK_BYTES / size_of::<T>() as u64
+/// Elements of a chunk of an input of `n` elements of `T`
+/// ([`CHUNK_BYTES`], or [`CHUNK_BYTES_LARGE`] from [`CHUNK_LARGE_FROM`]
+/// bytes on). `n = 0` gives the shorter chunk, which plans the most items.
+pub const fn chunk_len<T>(n: u64) -> u64 {
+    let bytes =
+        if n.saturating_mul(size_of::<T>() as u64) >= CHUNK_LARGE_FROM { CHUNK_BYTES_LARGE } else { CHUNK_BYTES };
+    bytes / size_of::<T>() as u64
 }
 /// The shortest segment, in elements of `T`, that gets chunks
 /// ([`SHORT_BYTES`]).
@@ -276,11 +290,15 @@ pub const fn short_len<T>() -> u64 {
 pub const SHORT_PER_WARP: u32 = 1;
 
 /// 16-byte loads a thread keeps in flight while it streams a chunk
-/// ([`crate::segmented::chunks`]). The prototype's loop (nvcc unrolled its
-/// two loads a round into eight, four in flight at any time) streamed at
-/// 4.2 TB/s on the H200; against two at a time, four made the library's
-/// path 1-14% faster at segments of 512 and at mixed lengths.
-pub const CHUNK_LOADS: usize = 4;
+/// ([`crate::segmented::chunks`]), and a lane while its warp streams a
+/// short segment (a whole one of [`SHORT_BYTES`] in one round). The
+/// prototype's loop (nvcc unrolled its two loads a round into eight, four
+/// in flight at any time) streamed at 4.2 TB/s on the H200; against two
+/// at a time, four made the library's path 1-14% faster at segments of
+/// 512 and at mixed lengths; eight (at 40 registers, six blocks a
+/// multiprocessor, 128 KiB chunks at 2^28) another 4-5% at mixed lengths
+/// and segments of 2^20 at 2^28.
+pub const CHUNK_LOADS: usize = 8;
 /// Consecutive segments one ticket of the work kernel covers at short
 /// lengths.
 pub const SHORT_BATCH: u32 = CHUNKS_BLOCK / 32 * SHORT_PER_WARP;
