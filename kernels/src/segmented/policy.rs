@@ -265,10 +265,10 @@ pub const CHUNK_BYTES: u64 = 64 * 1024;
 /// on: 32,768 four-byte elements.
 // H200, eight loads in flight, 2^28 `i32`/`f32`: 128 KiB chunks 4-5% faster than 64 KiB at mixed lengths and at segments of 2^20 (fewer partials, atomics and item loads).
 pub const CHUNK_BYTES_LARGE: u64 = 128 * 1024;
-/// Input bytes from which chunks are [`CHUNK_BYTES_LARGE`]: 1 GiB (2^28
-/// four-byte elements). Measured at 64 MiB and 1 GiB only; between them
-/// the smaller chunks are kept.
-pub const CHUNK_LARGE_FROM: u64 = 1 << 30;
+/// Input bytes from which chunks are [`CHUNK_BYTES_LARGE`]: 256 MiB (2^26
+/// four-byte elements).
+// H200, `i32`, 128 KiB chunks against 64 KiB at every size: 2^24 and 2^25 mixed lengths 1-4% slower; 2^26 0-4% faster, 2^27 3-6%, 2^28 alike (docs/tuning/segmented.md).
+pub const CHUNK_LARGE_FROM: u64 = 256 << 20;
 /// Segments shorter than this many bytes go a warp each, not a block:
 /// 1,024 four-byte elements.
 // H200 prototype: segments of 512 at 2^28 `u32` 265 us a warp each, 772 a block each (CUB 660); mixed lengths within 1.5% for 256 or 1024 elements.
