@@ -59,12 +59,13 @@
 //! (`policy::ROUTE_MEAN[0]`), under sum, product, min and max, take the
 //! *chunked path* instead (`gpuprim_kernels::segmented::chunks`): a plan
 //! launch cuts each segment of at least 4 KiB into chunk items of up to
-//! 64 KiB, and a resident work launch takes tickets, a block per chunk
-//! (16-byte loads, four in flight a thread; the last chunk of a segment
-//! to finish combines the segment's partials in order), then a warp per
-//! shorter segment. On an H200 at 2^28 `i32`: mixed lengths 285 us (90%
-//! of copy; the flat kernel 296), segments of 512 278 us (94%), of 2^20
-//! 258 us (100%, 1.09x CUB).
+//! 64 KiB (128 KiB from 256 MiB of input on), and a resident work launch
+//! takes tickets, a block per chunk (16-byte loads, eight in flight a
+//! thread; the last chunk of a segment to finish combines the segment's
+//! partials in order), then a warp per shorter segment. On an H200 at
+//! 2^28 `i32` (2026-11-28): mixed lengths 272 us (94% of copy, 0.95x CUB;
+//! the flat kernel 296), segments of 512 277 us (94%, 2.4x CUB), of 2^20
+//! 248 us (104%, 1.13x CUB).
 //! Begin/end pairs go through one warp per segment. For argmin and
 //! argmax, offsets whose mean segment is a few hundred elements (128 to
 //! 2048: `policy::ROUTE_MEAN`) go there too when they suit it: a launch counts the segments longer

@@ -132,7 +132,7 @@ pub unsafe fn segmented_plan<const B: u32>(
 /// chunk leaves its partial and the last of the segment's blocks to count
 /// in combines them in order), then for batches of consecutive segments,
 /// a warp per segment for those shorter than `short_len` (16-byte loads
-/// as the blocks make them, four in flight a lane). A ticket for the next work is taken
+/// as the blocks make them, [`policy::CHUNK_LOADS`] in flight a lane). A ticket for the next work is taken
 /// while the current one runs, so the grid may be any size: a resident
 /// grid streams without a launch's worth of blocks idling.
 ///
