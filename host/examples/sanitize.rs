@@ -1284,7 +1284,9 @@ fn open_context() -> Result<(Context, Option<String>), String> {
 }
 
 /// Environment: `GPUPRIM_BACKEND=emu|cuda` picks the backend;
-/// `GPUPRIM_REQUIRE_GPU=1` fails rather than fall back to the emulator.
+/// `GPUPRIM_REQUIRE_GPU=1` fails rather than fall back to the emulator;
+/// `GPUPRIM_SANITIZE_ONLY=TEXT` runs only the operations whose name holds
+/// `TEXT` (e.g. `segmented`), for a sanitizer run of one family.
 fn main() -> ExitCode {
     if let Some(arg) = std::env::args().nth(1) {
         let help = arg == "-h" || arg == "--help";
@@ -1302,7 +1304,12 @@ fn main() -> ExitCode {
         None => println!("sanitize: running on {}", ctx.device_name()),
         Some(why) => println!("sanitize: no NVIDIA driver found ({why}): running on the CPU emulator"),
     }
-    let ops = ops();
+    let only = std::env::var("GPUPRIM_SANITIZE_ONLY").unwrap_or_default();
+    let ops: Vec<_> = ops().into_iter().filter(|o| o.name.contains(only.as_str())).collect();
+    if ops.is_empty() && !"scan".contains(only.as_str()) && !only.starts_with("scan") {
+        eprintln!("sanitize: no operation's name holds `{only}` (GPUPRIM_SANITIZE_ONLY)");
+        return ExitCode::FAILURE;
+    }
     let width = ops.iter().map(|o| o.name.len()).max().unwrap_or(0);
     let (mut passed, mut failed) = (0, Vec::new());
     for (k, op) in ops.iter().enumerate() {
@@ -1321,7 +1328,12 @@ fn main() -> ExitCode {
         }
     }
     let others = passed + failed.len();
-    let scans = run_scans(&ctx, &mut passed, &mut failed);
+    // The scan checks are one family, named `scan ...`.
+    let scans = if "scan".contains(only.as_str()) || only.starts_with("scan") {
+        run_scans(&ctx, &mut passed, &mut failed)
+    } else {
+        format!("no scan checks (GPUPRIM_SANITIZE_ONLY={only})")
+    };
     if let Err(err) = ctx.synchronize() {
         println!("FAILED  final synchronize: {err}");
         failed.push("final synchronize".into());

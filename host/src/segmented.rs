@@ -56,7 +56,7 @@
 //! three launches, no allocation once the stream's temporary storage
 //! exists.
 //! Offsets whose mean segment is at least 128 elements
-//! (`policy::ROUTE_MEAN[0]`), under sum, product, min and max, take the
+//! (`policy::ROUTE_MEAN[0]`), under every operator, take the
 //! *chunked path* instead (`gpuprim_kernels::segmented::chunks`): a plan
 //! launch cuts each segment of at least 4 KiB into chunk items of up to
 //! 64 KiB (128 KiB from 256 MiB of input on), and a resident work launch
@@ -65,10 +65,15 @@
 //! partials in order), then a warp per shorter segment. On an H200 at
 //! 2^28 `i32` (2026-11-28): mixed lengths 272 us (94% of copy, 0.95x CUB;
 //! the flat kernel 296), segments of 512 277 us (94%, 2.4x CUB), of 2^20
-//! 248 us (104%, 1.13x CUB).
-//! Begin/end pairs go through one warp per segment. For argmin and
-//! argmax, offsets whose mean segment is a few hundred elements (128 to
-//! 2048: `policy::ROUTE_MEAN`) go there too when they suit it: a launch counts the segments longer
+//! 248 us (104%, 1.13x CUB). Argmin and argmax keep each thread's best
+//! element with its `u32` offset from the chunk's start (a min, a compare
+//! and a select an element): at 2^28 `i32` mixed lengths 303 us (0.91x
+//! CUB; the flat kernel 342), segments of 2^20 253 us (101% of copy).
+//! Begin/end pairs go through one warp per segment. Offsets off the
+//! chunked path ([`Segmented::chunked`] set to `false`, or more segments
+//! or chunks than it counts in 32 bits) whose mean segment is a few
+//! hundred elements (128 to 2048: `policy::ROUTE_MEAN`) go there too
+//! when they suit it: a launch counts the segments longer
 //! than 4096 and shorter than 32, and the counts decide on the device,
 //! with no wait, whether the warp-per-segment kernel or the flat ones do
 //! the work (the others return at once); one warp streams a segment of
@@ -134,9 +139,6 @@ pub trait SegmentedOp<T: Scalar>: Copy {
     type Acc: DeviceRepr;
     /// The operator's part of the kernel names.
     const NAME: &'static str;
-    /// Whether the result is a position (argmin, argmax), which takes the
-    /// flat kernel rather than the chunked path.
-    const INDEXED: bool = false;
 }
 
 macro_rules! seg_op {
@@ -158,13 +160,11 @@ impl<T: Scalar> SegmentedOp<T> for ArgMin {
     type Out = u64;
     type Acc = Indexed<T::Wide>;
     const NAME: &'static str = "argmin";
-    const INDEXED: bool = true;
 }
 impl<T: Scalar> SegmentedOp<T> for ArgMax {
     type Out = u64;
     type Acc = Indexed<T::Wide>;
     const NAME: &'static str = "argmax";
-    const INDEXED: bool = true;
 }
 
 /// Reusable temporary storage for segmented reductions (an error count
@@ -516,12 +516,13 @@ impl<'c> Segmented<'c> {
 
     /// Elements of a chunk, and the shortest segment that gets chunks
     /// rather than a warp, on the chunked path ([`policy::chunk_len`] and
-    /// [`policy::short_len`] unless set; at least 1 each): for tests, which
-    /// reach segments of many chunks with small inputs this way.
+    /// [`policy::short_len`] unless set; from 1 to
+    /// [`policy::CHUNK_MAX_LEN`] each): for tests, which reach segments of
+    /// many chunks with small inputs this way.
     #[doc(hidden)]
     pub fn chunk_lens(mut self, chunk: u64, short: u64) -> Self {
-        self.chunk_len = Some(chunk.max(1));
-        self.short_len = Some(short.max(1));
+        self.chunk_len = Some(chunk.clamp(1, policy::CHUNK_MAX_LEN));
+        self.short_len = Some(short.clamp(1, policy::CHUNK_MAX_LEN));
         self
     }
 
@@ -611,7 +612,7 @@ impl<'c> Segmented<'c> {
         let x = input.view.addr();
         let out = output.view.addr();
         if offsets != 0
-            && self.chunked.unwrap_or_else(|| self.route.is_none() && policy::chunked(n, segments, Op::INDEXED))
+            && self.chunked.unwrap_or_else(|| self.route.is_none() && policy::chunked(n, segments))
             && let Some(sizes) = self.chunk_sizes::<T>(n, segments)
         {
             return self.chunks::<T, Op>(x, n, offsets, segments, out, sizes, temp);

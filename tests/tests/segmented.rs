@@ -442,6 +442,43 @@ fn refuses_bad_offsets(ctx: &Context, seg: &Segmented<'_>, seed: u64) {
     }
 }
 
+// Argmin and argmax on the chunked path where whole rounds of loads run:
+// chunks of 10,000 elements (a block's eight vectors a thread per round
+// cover 8,192 four-byte or 4,096 eight-byte elements) and warp-path
+// segments of up to 3,000 (a warp's round: 1,024 or 512), starting at
+// every residue of a 16-byte vector, the extreme drawn anywhere (all
+// bits: few ties) and, in every other case, planted in a round's middle.
+backend_test!(chunked_argmin_in_whole_rounds, |ctx| {
+    let seg = ctx.segmented().chunked(true).chunk_lens(10_000, 3_000);
+    check(cases(ctx, 6, 12), (0usize..4, 0usize..4, any::<u64>()), |(head, gap, seed)| {
+        let mut rng = Rng(seed);
+        // Long segments of 2-4 chunks, then short ones of 1,100-2,999.
+        let mut offsets = vec![head as u64];
+        for _ in 0..3 {
+            let len = 20_000 + rng.below(20_000);
+            offsets.push(offsets.last().unwrap() + len);
+        }
+        for _ in 0..4 {
+            let len = 1_100 + rng.below(1_900);
+            offsets.push(offsets.last().unwrap() + len);
+        }
+        let n = *offsets.last().unwrap() as usize + gap;
+        let mut ints = data::<i32, ArgMin>(n, seed);
+        let mut floats = data::<f64, ArgMax>(n, seed ^ 7);
+        if seed & 1 == 0 {
+            // The segment's extreme in its middle, off any vector boundary.
+            for w in offsets.windows(2) {
+                let at = ((w[0] + w[1]) / 2) as usize | 1;
+                ints[at] = i32::MIN;
+                floats[at] = f64::INFINITY;
+            }
+        }
+        run_offsets::<i32, ArgMin>(ctx, &seg, &ints, &offsets)?;
+        run_offsets::<f64, ArgMax>(ctx, &seg, &floats, &offsets)?;
+        run_offsets::<i32, ArgMax>(ctx, &seg, &ints, &offsets)
+    });
+});
+
 // The chunked path refuses offsets out of order or past the input, and
 // reduces good ones, with one-element chunks and with the defaults.
 backend_test!(chunked_bad_offsets_are_refused, |ctx| {
@@ -679,12 +716,16 @@ backend_test!(argmin_of_nan_and_empty_segments, |ctx| {
 
 // Argmin and argmax of floats among NaNs, zeros of both signs and
 // infinities, at every density of NaNs (none, some, most, all), over
-// segments from runs of 1 to several tiles: NaNs are ignored, a segment of
-// NaNs alone gives its first index, `-0.0` and `0.0` tie (the first wins).
+// segments from runs of 1 to several tiles, through the flat kernel and
+// the chunked path: NaNs are ignored, a segment of NaNs alone gives its
+// first index, `-0.0` and `0.0` tie (the first wins).
 backend_test!(float_argmin_argmax_among_nans, |ctx| {
     let t = tile::<f32>();
     let max = if ctx.backend() == BackendKind::Cuda { 1 << 20 } else { 3 * t + 5 };
     let (own, first) = (ctx.segmented(), ctx.segmented().bounds_from(0));
+    // The chunked path too, with its defaults and with short chunks (a
+    // segment's chunks' partials meet; runs start at every chunk).
+    let chunked = [ctx.segmented().chunked(true), ctx.segmented().chunked(true).chunk_lens(64, 50)];
     macro_rules! go {
         ($t:ty, $op:ty) => {{
             let sizes = prop_oneof![1 => proptest::sample::select(vec![1, 33, t, t + 1, 2 * t + 3]), 1 => 1..=max];
@@ -704,7 +745,11 @@ backend_test!(float_argmin_argmax_among_nans, |ctx| {
                         }
                     })
                     .collect();
-                let seg = if seed & 1 == 0 { &own } else { &first };
+                let seg = match seed % 4 {
+                    0 => &own,
+                    1 => &first,
+                    k => &chunked[k as usize - 2],
+                };
                 run_offsets::<$t, $op>(ctx, seg, &x, &random_offsets(n, mean, seed))
             });
         }};

@@ -38,6 +38,9 @@ fn cases_for<T: Elem>() -> Vec<DataCase> {
         let dist = len.map_or("mixed".to_string(), |l| format!("len{l}"));
         let mut runs =
             vec![("segmented_reduce", How::Sum), ("segmented_argmin", How::ArgMin), ("segmented_ranges", How::Ranges)];
+        // Argmin through the flat kernel (its routes as the default
+        // takes them for argmin at short lengths), beside the default.
+        runs.push(("segmented_argmin_flat", How::ArgMinFlat));
         // Fixed lengths (no offsets): the default plan, and at 2^9 also
         // the flat kernel that the default no longer takes there.
         if let Some(l) = len {
@@ -66,6 +69,9 @@ enum How {
     Sum,
     /// `reduce_with_temp` with `ArgMin` over the offsets.
     ArgMin,
+    /// The same, kept off the chunked path (`chunked(false)`: the flat
+    /// kernel and its routes).
+    ArgMinFlat,
     /// `reduce_ranges_with_temp` with `Sum`, begins and ends the offsets'
     /// two views (one warp per segment).
     Ranges,
@@ -84,7 +90,7 @@ struct Run<T: Elem> {
 
 impl<T: Elem> Run<T> {
     fn new(ctx: &Context, d: Rc<DataSet<T>>, how: How) -> Res<Self> {
-        let argmin = how == How::ArgMin;
+        let argmin = matches!(how, How::ArgMin | How::ArgMinFlat);
         let segs = d.offsets.len() - 1;
         let seg = ctx.segmented().check(false);
         let temp = if argmin { seg.temp::<T, ArgMin>(d.n)? } else { seg.temp::<T, Sum>(d.n)? };
@@ -105,6 +111,13 @@ impl<T: Elem> Prepared for Run<T> {
             How::ArgMin => {
                 seg.reduce_with_temp(&d.d_vals[c], &d.d_offsets[c], &mut self.indices, ArgMin, &mut self.temp)
             }
+            How::ArgMinFlat => seg.chunked(false).reduce_with_temp(
+                &d.d_vals[c],
+                &d.d_offsets[c],
+                &mut self.indices,
+                ArgMin,
+                &mut self.temp,
+            ),
             How::Sum => seg.reduce_with_temp(&d.d_vals[c], &d.d_offsets[c], &mut self.sums, Sum, &mut self.temp),
             How::Ranges => {
                 let segs = d.offsets.len() - 1;
@@ -124,7 +137,7 @@ impl<T: Elem> Prepared for Run<T> {
     fn check(&mut self, _ctx: &Context) -> Result<(), String> {
         let (d, segs) = (&self.d, self.d.offsets.len() - 1);
         let range = |j: usize| d.offsets[j] as usize..d.offsets[j + 1] as usize;
-        if self.how == How::ArgMin {
+        if matches!(self.how, How::ArgMin | How::ArgMinFlat) {
             // The first smallest element's index in the whole input.
             let want: Vec<u64> = (0..segs)
                 .map(|j| {
@@ -153,6 +166,7 @@ impl<T: Elem> Prepared for Run<T> {
     fn moved(&self) -> Moved {
         let (n, s, segs) = (self.d.n as u64, T::TY.size() as u64, self.d.offsets.len() as u64 - 1);
         let offsets = if matches!(self.how, How::Fixed(..)) { 0 } else { 8 * (segs + 1) };
-        Moved { read: n * s + offsets, written: segs * if self.how == How::ArgMin { 8 } else { s } }
+        let argmin = matches!(self.how, How::ArgMin | How::ArgMinFlat);
+        Moved { read: n * s + offsets, written: segs * if argmin { 8 } else { s } }
     }
 }

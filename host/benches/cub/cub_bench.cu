@@ -882,7 +882,7 @@ void run_type(Gpu& gpu, const Options& o, std::vector<Result>& out) {
 //   unique, run_length_encode, non_trivial_runs  /runL   the run values
 //   unique_by_key, reduce_by_key (sum), inclusive_scan_by_key,
 //       exclusive_scan_by_key (sum, init 0)  /runL   u64 keys, random values
-//   segmented_reduce (sum), segmented_argmin, segmented_ranges (sum)
+//   segmented_reduce (sum), segmented_argmin(_flat), segmented_ranges (sum)
 //       /lenL or /mixed   random values,
 //       u64 offsets (CSR; begin = offsets, end = offsets + 1)
 // Counts: CUB writes them to an int64_t; run lengths and offsets are int.
@@ -960,9 +960,9 @@ bool parse_data_case(const std::string& name, DataSpec& d) {
   // offsets); CUB's begin and end iterators are the same call.
   // segmented_fixed(_flat): our sum over a fixed length; CUB's twin is
   // its sum over the same segments' offsets.
-  if (prim == "segmented_reduce" || prim == "segmented_argmin" || prim == "segmented_ranges" ||
-      prim == "segmented_fixed" || prim == "segmented_fixed_flat") {
-    d.prim = prim == "segmented_argmin" ? Prim::SegmentedArgMin : Prim::SegmentedReduce;
+  if (prim == "segmented_reduce" || prim == "segmented_argmin" || prim == "segmented_argmin_flat" ||
+      prim == "segmented_ranges" || prim == "segmented_fixed" || prim == "segmented_fixed_flat") {
+    d.prim = prim.rfind("segmented_argmin", 0) == 0 ? Prim::SegmentedArgMin : Prim::SegmentedReduce;
     d.kind = Kind::Segments;
     if (dist == "mixed") {
       d.param = 0;

@@ -144,7 +144,9 @@ pub unsafe fn segmented_plan<const B: u32>(
 /// H200, 2^28 `i32` sums, the plan launch included: mixed lengths 272 us
 /// (94% of copy, 0.95x CUB; the flat kernel 296), segments of 2^20 248
 /// (104%, 1.13x CUB), of 512 277 (94%, 2.4x CUB). ncu: the work kernel at
-/// mixed lengths 261 us at 86% of DRAM's peak, the plan 8.
+/// mixed lengths 261 us at 86% of DRAM's peak, the plan 8. Argmin: mixed
+/// lengths 303 us (0.91x CUB; the flat kernel 342), segments of 2^20 253
+/// (101% of copy, 1.38x CUB).
 ///
 /// # Safety
 /// `input` holds `n` elements, `offsets` `segments + 1`, `out` `segments`;
@@ -166,9 +168,9 @@ pub unsafe fn segmented_chunks<R: SegmentedReduction, const B: u32, const V: usi
     // Six blocks of 256 a multiprocessor for 4-byte inputs under plain
     // operators (ptxas sm_90: 40 registers capped without a spill, eight
     // loads in flight; the 8-byte types take 36-44 uncapped).
-    // argmin/argmax spilled 44-124 bytes a thread at 32 (four loads), and
-    // measured slower for it: they stay uncapped (40-54 registers), and
-    // off the chunked route.
+    // argmin/argmax run uncapped: 48 registers (52-53 for `f64`), five
+    // blocks; with a 64-bit index an element they had spilled 44-124
+    // bytes a thread at a cap of 32.
     if size_of::<R::In>() <= 4 && !R::NEEDS_START {
         gpu::max_registers::<{ policy::CHUNKS_REGISTERS }>();
     }
@@ -301,12 +303,17 @@ pub unsafe fn segmented_chunks<R: SegmentedReduction, const B: u32, const V: usi
 }
 
 /// `[lo, hi)` combined by `w` threads, this one `me`: 16-byte vectors of
-/// `V` elements, `w` vectors apart and [`policy::CHUNK_LOADS`] in flight a thread, the
-/// elements before the first 16-byte boundary and after the last one
-/// singly (all of them where the input is not 16-byte aligned).
+/// `V` elements, `w` vectors apart and [`policy::CHUNK_LOADS`] in flight a
+/// thread, the elements before the first 16-byte boundary and after the
+/// last one singly (all of them where the input is not 16-byte aligned).
+/// The vectors' elements go through a [`SegmentedReduction::Run`] with
+/// their offsets from `lo` (the accumulator itself for plain operators;
+/// for argmin/argmax the best element and its `u32` offset, a min, a
+/// compare and a select an element, widened with its 64-bit index once).
 ///
 /// # Safety
-/// `input` holds at least `hi` elements.
+/// `input` holds at least `hi` elements; `hi - lo < 2^31` (a chunk, or a
+/// segment shorter than a chunk: the host bounds both).
 #[inline(always)]
 unsafe fn stream<R: SegmentedReduction, const V: usize>(
     input: *const R::In,
@@ -320,19 +327,24 @@ unsafe fn stream<R: SegmentedReduction, const V: usize>(
     let a = if aligned { Ord::min(lo.next_multiple_of(v), hi) } else { hi };
     let z = Ord::max(a, hi - hi % v);
     // The head [lo, a) (fewer than `v` elements, or all when unaligned)
-    // and the tail [z, hi) (fewer than `v`).
-    let mut acc = unsafe { stream_scalar::<R>(input, lo, a, me, w) };
+    // and the tail [z, hi) (fewer than `v`), ahead of the run: the run
+    // keeps the first of equal elements among its own, and `combine`
+    // breaks ties by index, so the order between them does not matter.
+    let mut lead = unsafe { stream_scalar::<R>(input, lo, a, me, w) };
     if z + me < hi {
-        acc = R::combine(acc, unsafe { R::load(input, input, z + me) });
+        lead = R::combine(lead, unsafe { R::load(input, input, z + me) });
     }
+    let mut run = R::run_from(lead);
     const U: usize = policy::CHUNK_LOADS;
     let mut i = a + me * v;
     while i + (U as u64 - 1) * w * v < z {
         // SAFETY: below z <= hi, 16-byte aligned.
         let x: [_; U] = core::array::from_fn(|k| unsafe { R::load_raw::<V>(input, input, i + k as u64 * w * v) });
+        // Offsets from lo: below 2^31 (the caller).
+        let off = (i - lo) as u32;
         unrolled!(U, |k| {
-            let at = i + k as u64 * w * v;
-            unrolled!(V, |j| acc = R::combine(acc, R::lift::<V>(&x[k], j, at)));
+            let at = off + (k as u64 * w * v) as u32;
+            unrolled!(V, |j| run = R::run_push(run, x[k].a[j], at + j as u32));
         });
         i += U as u64 * w * v;
     }
@@ -346,15 +358,17 @@ unsafe fn stream<R: SegmentedReduction, const V: usize>(
             // SAFETY: a <= at < z, 16-byte aligned.
             unsafe { R::load_raw::<V>(input, input, at) }
         });
+        let off = (i - lo) as u32;
         unrolled!(U, |k| {
-            let at = i + k as u64 * w * v;
+            let past = i + k as u64 * w * v >= z;
+            let at = off + (k as u64 * w * v) as u32;
             unrolled!(V, |j| {
-                let c = R::combine(acc, R::lift::<V>(&x[k], j, at));
-                acc = if at < z { c } else { acc };
+                let c = R::run_push(run, x[k].a[j], at + j as u32);
+                run = if past { run } else { c };
             });
         });
     }
-    acc
+    R::run_end(run, lo)
 }
 
 /// `[lo, hi)` combined by `w` threads, this one `me`, element by element

@@ -305,13 +305,18 @@ pub const SHORT_BATCH: u32 = CHUNKS_BLOCK / 32 * SHORT_PER_WARP;
 /// Whether CSR offsets of `segments` segments over `n` elements take the
 /// chunked path: a mean segment of at least [`ROUTE_MEAN`]`[0]`
 /// elements (the flat kernel below that, where warps would idle on
-/// segments of a few elements), for plain operators (sum, product, min,
-/// max). Argmin and argmax (`indexed`) keep the flat kernel and its
-/// routes: on the chunked path they measured 3-27% slower at segments of
-/// 2^20 and mixed lengths (H200, `docs/tuning/segmented.md`).
-pub const fn chunked(n: u64, segments: u64, indexed: bool) -> bool {
-    !indexed && segments > 0 && segments < u32::MAX as u64 && n / segments >= ROUTE_MEAN[0]
+/// segments of a few elements), for every operator. Argmin and argmax
+/// stream there as runs of `u32` offsets from the chunk's start: on the
+/// H200 at 2^24 and 2^28 `i32` 1.13-1.24x the flat kernel at mixed
+/// lengths and segments of 2^20, alike at segments of 512
+/// (`docs/tuning/segmented.md`).
+pub const fn chunked(n: u64, segments: u64) -> bool {
+    segments > 0 && segments < u32::MAX as u64 && n / segments >= ROUTE_MEAN[0]
 }
+/// The longest chunk, and the longest segment a warp takes alone, on the
+/// chunked path (elements): the work kernel counts an element's offset
+/// from its chunk's start in 32 bits.
+pub const CHUNK_MAX_LEN: u64 = 1 << 30;
 /// Bytes of the other half of the temporary storage that one block of
 /// the plan launch zeroes, at most (the launch takes more blocks than its
 /// segments need where there is more to zero). H200, 2^28 `i32` in
