@@ -31,8 +31,9 @@ fn item(s: u64, first: u32) -> u64 {
 /// segment (grid-stride); a segment of at least `short_len` elements
 /// gets `ceil(len / chunk_len)` chunk items, placed by one atomic add per
 /// warp (so in no fixed order: each segment's items are consecutive, and
-/// what they compute does not depend on where they lie), the warp writing
-/// each such segment's items together. Segments shorter than `short_len`
+/// what they compute does not depend on where they lie); the segment's
+/// thread writes up to [`policy::PLAN_OWN_ITEMS`] of them, the warp
+/// together where there are more. Segments shorter than `short_len`
 /// get nothing here (the work kernel gives them a warp each). A segment
 /// with `begin > end` or `end > n` is counted at byte 4 of `temp` and
 /// planned as empty.
@@ -95,10 +96,25 @@ pub unsafe fn segmented_plan<const B: u32>(
             }
             first = gpu_warp::shfl_idx(at, 0) + incl - chunks;
         }
-        // The warp writes each long segment's items, one after another:
-        // the chunk's bounds, its segment and the segment's first item
-        // and item count.
-        let mut long = gpu_warp::ballot(chunks != 0);
+        // An item: the chunk's bounds, its segment and the segment's first
+        // item and item count. A segment of a few chunks: its lane writes
+        // them (no shuffles; at mixed lengths most segments are so).
+        let own = chunks <= policy::PLAN_OWN_ITEMS;
+        let mut k = 0;
+        while own && k < chunks {
+            let lo = a + k as u64 * chunk_len;
+            let hi = Ord::min(e, lo + chunk_len);
+            // SAFETY: first + chunks <= the items planned <= cap.
+            unsafe {
+                let at = items.add(4 * (first + k) as usize);
+                global::store_vec::<u64, 2>(at, [lo, hi]);
+                global::store_vec::<u64, 2>(at.add(2), [item(s, first), chunks as u64]);
+            }
+            k += 1;
+        }
+        // Longer ones: the warp writes each one's items together, one
+        // segment after another.
+        let mut long = gpu_warp::ballot(!own);
         while long != 0 {
             let l = long.trailing_zeros();
             long &= long - 1;
@@ -144,9 +160,10 @@ pub unsafe fn segmented_plan<const B: u32>(
 /// H200, 2^28 `i32` sums, the plan launch included: mixed lengths 272 us
 /// (94% of copy, 0.95x CUB; the flat kernel 296), segments of 2^20 248
 /// (104%, 1.13x CUB), of 512 277 (94%, 2.4x CUB). ncu: the work kernel at
-/// mixed lengths 261 us at 86% of DRAM's peak, the plan 8. Argmin: mixed
-/// lengths 303 us (0.91x CUB; the flat kernel 342), segments of 2^20 253
-/// (101% of copy, 1.38x CUB).
+/// mixed lengths 261 us at 86% of DRAM's peak, the plan 8 (since its
+/// items are written by their own thread: mixed 271 us, 0.97x CUB; at
+/// 2^24 31, 0.97x). Argmin: mixed lengths 300 us (0.93x CUB; the flat
+/// kernel 342), segments of 2^20 253 (101% of copy, 1.38x CUB).
 ///
 /// # Safety
 /// `input` holds `n` elements, `offsets` `segments + 1`, `out` `segments`;

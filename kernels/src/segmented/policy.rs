@@ -323,6 +323,10 @@ pub const CHUNK_MAX_LEN: u64 = 1 << 30;
 /// segments of 2^20 (256 segments, one block): the plan took 34 us, most
 /// of it one multiprocessor zeroing 660 KB and writing 512 KB of items.
 pub const PLAN_CLEAR_BYTES: u64 = 8 * 1024;
+/// Chunk items of one segment that the plan's thread for it writes
+/// alone; a segment of more is written by its warp together.
+// Mixed lengths (1..=2^16) at 2^24 `i32`: up to 4 chunks a segment, so every lane writes its own (the warp took 32 turns).
+pub const PLAN_OWN_ITEMS: u32 = 8;
 /// Bytes of the chunked path's header in the temporary storage: the
 /// number of chunk items, the bad segments (byte 4), the ticket.
 pub const CHUNKS_HEADER_BYTES: usize = 16;
