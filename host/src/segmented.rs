@@ -63,11 +63,11 @@
 //! takes tickets, a block per chunk (16-byte loads, eight in flight a
 //! thread; the last chunk of a segment to finish combines the segment's
 //! partials in order), then a warp per shorter segment. On an H200 at
-//! 2^28 `i32` (2026-11-28): mixed lengths 272 us (94% of copy, 0.95x CUB;
-//! the flat kernel 296), segments of 512 277 us (94%, 2.4x CUB), of 2^20
-//! 248 us (104%, 1.13x CUB). Argmin and argmax keep each thread's best
+//! 2^28 `i32` (2026-11-28): mixed lengths 271 us (94% of copy, 0.97x CUB;
+//! the flat kernel 296), segments of 512 277 us (93%, 2.4x CUB), of 2^20
+//! 251 us (102%, 1.13x CUB). Argmin and argmax keep each thread's best
 //! element with its `u32` offset from the chunk's start (a min, a compare
-//! and a select an element): at 2^28 `i32` mixed lengths 303 us (0.91x
+//! and a select an element): at 2^28 `i32` mixed lengths 300 us (0.93x
 //! CUB; the flat kernel 342), segments of 2^20 253 us (101% of copy).
 //! Begin/end pairs go through one warp per segment. Offsets off the
 //! chunked path ([`Segmented::chunked`] set to `false`, or more segments
