@@ -394,7 +394,9 @@ fn chunked_property<T: TestType, Op: TestOp<T>>(ctx: &Context, cases_n: u32) {
     let t = tile::<T>();
     let max = if ctx.backend() == BackendKind::Cuda { 1 << 22 } else { 2 * t + 5 };
     let means = proptest::sample::select(vec![1usize, 7, 100, 700, t, 4 * t]);
-    let lens = proptest::sample::select(vec![(1u64, 1u64), (3, 2), (64, 50), (1000, 16), (0, 0)]);
+    // (10_000, 3_000): chunks and warp-path segments long enough for whole
+    // rounds of loads (8,192 or 1,024 four-byte elements) at these sizes.
+    let lens = proptest::sample::select(vec![(1u64, 1u64), (3, 2), (64, 50), (1000, 16), (10_000, 3_000), (0, 0)]);
     check(cases_n, (0..=max, means, lens, any::<u64>()), |(n, mean, (chunk, short), seed)| {
         let x = data::<T, Op>(n, seed);
         let seg = ctx.segmented().chunked(true);
