@@ -1306,7 +1306,9 @@ fn main() -> ExitCode {
     }
     let only = std::env::var("GPUPRIM_SANITIZE_ONLY").unwrap_or_default();
     let ops: Vec<_> = ops().into_iter().filter(|o| o.name.contains(only.as_str())).collect();
-    if ops.is_empty() && !"scan".contains(only.as_str()) && !only.starts_with("scan") {
+    // The scan checks are one family, named `scan ...`.
+    let with_scans = "scan".contains(only.as_str()) || only.starts_with("scan");
+    if ops.is_empty() && !with_scans {
         eprintln!("sanitize: no operation's name holds `{only}` (GPUPRIM_SANITIZE_ONLY)");
         return ExitCode::FAILURE;
     }
@@ -1328,8 +1330,7 @@ fn main() -> ExitCode {
         }
     }
     let others = passed + failed.len();
-    // The scan checks are one family, named `scan ...`.
-    let scans = if "scan".contains(only.as_str()) || only.starts_with("scan") {
+    let scans = if with_scans {
         run_scans(&ctx, &mut passed, &mut failed)
     } else {
         format!("no scan checks (GPUPRIM_SANITIZE_ONLY={only})")

@@ -80,6 +80,13 @@ enum How {
     Fixed(u64, Option<bool>),
 }
 
+impl How {
+    /// Whether the case writes argmin indices (`u64`) rather than sums.
+    fn argmin(self) -> bool {
+        matches!(self, How::ArgMin | How::ArgMinFlat)
+    }
+}
+
 struct Run<T: Elem> {
     how: How,
     d: Rc<DataSet<T>>,
@@ -90,7 +97,7 @@ struct Run<T: Elem> {
 
 impl<T: Elem> Run<T> {
     fn new(ctx: &Context, d: Rc<DataSet<T>>, how: How) -> Res<Self> {
-        let argmin = matches!(how, How::ArgMin | How::ArgMinFlat);
+        let argmin = how.argmin();
         let segs = d.offsets.len() - 1;
         let seg = ctx.segmented().check(false);
         let temp = if argmin { seg.temp::<T, ArgMin>(d.n)? } else { seg.temp::<T, Sum>(d.n)? };
@@ -137,7 +144,7 @@ impl<T: Elem> Prepared for Run<T> {
     fn check(&mut self, _ctx: &Context) -> Result<(), String> {
         let (d, segs) = (&self.d, self.d.offsets.len() - 1);
         let range = |j: usize| d.offsets[j] as usize..d.offsets[j + 1] as usize;
-        if matches!(self.how, How::ArgMin | How::ArgMinFlat) {
+        if self.how.argmin() {
             // The first smallest element's index in the whole input.
             let want: Vec<u64> = (0..segs)
                 .map(|j| {
@@ -166,7 +173,6 @@ impl<T: Elem> Prepared for Run<T> {
     fn moved(&self) -> Moved {
         let (n, s, segs) = (self.d.n as u64, T::TY.size() as u64, self.d.offsets.len() as u64 - 1);
         let offsets = if matches!(self.how, How::Fixed(..)) { 0 } else { 8 * (segs + 1) };
-        let argmin = matches!(self.how, How::ArgMin | How::ArgMinFlat);
-        Moved { read: n * s + offsets, written: segs * if argmin { 8 } else { s } }
+        Moved { read: n * s + offsets, written: segs * if self.how.argmin() { 8 } else { s } }
     }
 }
