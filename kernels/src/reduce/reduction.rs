@@ -261,6 +261,8 @@ pub trait Extreme: Copy + 'static {
     fn keep<W: Element>(a: W, b: W) -> W;
     /// The value every element beats or ties.
     fn worst<W: Element>() -> W;
+    /// Whether the larger value wins ([`Largest`]).
+    const LARGEST: bool;
 }
 /// Keep the smallest value.
 #[derive(Clone, Copy)]
@@ -269,6 +271,7 @@ pub struct Smallest;
 #[derive(Clone, Copy)]
 pub struct Largest;
 impl Extreme for Smallest {
+    const LARGEST: bool = false;
     #[inline(always)]
     fn beats<W: Element>(a: W, b: W) -> bool {
         a.total_lt(b)
@@ -283,6 +286,7 @@ impl Extreme for Smallest {
     }
 }
 impl Extreme for Largest {
+    const LARGEST: bool = true;
     #[inline(always)]
     fn beats<W: Element>(a: W, b: W) -> bool {
         // A NaN never beats anything, and any number beats a NaN. (With

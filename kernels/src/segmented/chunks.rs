@@ -4,7 +4,7 @@
 use super::{SegmentedReduction, policy};
 use crate::block::reduce::reduce as block_reduce;
 use crate::gpu::{self, Shared, WARP_SIZE, atomic, global, warp as gpu_warp};
-use crate::ops::Sum;
+use crate::ops::{Min, Sum};
 use crate::reduce::finish::Accumulators;
 use crate::single_pass::clear_words;
 use crate::warp;
@@ -236,7 +236,7 @@ pub unsafe fn segmented_chunks<R: SegmentedReduction, const B: u32, const V: usi
             unsafe { words.store(1 - parity, next) };
         }
         next = take();
-        let slots = smem.after::<R::Acc>(parity * odd);
+        let slots = smem.after::<u8>(parity * odd);
         if t < count {
             // SAFETY: t < count <= cap; the item's segment is valid and
             // at least short_len long (the plan).
@@ -248,8 +248,8 @@ pub unsafe fn segmented_chunks<R: SegmentedReduction, const B: u32, const V: usi
             };
             let (s, first, chunks) = (it & 0xFFFF_FFFF, (it >> 32) as u32, chunks as u32);
             let a = lo - (t as u32 - first) as u64 * chunk_len;
-            let acc = unsafe { stream::<R, V>(input, lo, hi, tid as u64, B as u64) };
-            let sum = block_reduce::<R::Acc, Accumulators<R>, B>(acc, slots);
+            let run = unsafe { stream::<R, V>(input, lo, hi, tid as u64, B as u64) };
+            let sum = block_total::<R, B>(run, lo, slots);
             if chunks == 1 {
                 if tid == 0 {
                     unsafe { global::store(out.add(s as usize), R::out(sum, a, false)) };
@@ -306,8 +306,8 @@ pub unsafe fn segmented_chunks<R: SegmentedReduction, const B: u32, const V: usi
                     continue;
                 }
                 let (b, e) = if ok { (b, e) } else { (0, 0) };
-                let acc = unsafe { stream::<R, V>(input, b, e, lane, WARP_SIZE as u64) };
-                let sum = warp::reduce_all::<R::Acc, Accumulators<R>>(acc);
+                let run = unsafe { stream::<R, V>(input, b, e, lane, WARP_SIZE as u64) };
+                let sum = warp_total::<R>(run, b);
                 if lane == 0 {
                     unsafe { global::store(out.add(s as usize), R::out(sum, b, b == e)) };
                 }
@@ -319,6 +319,30 @@ pub unsafe fn segmented_chunks<R: SegmentedReduction, const B: u32, const V: usi
     }
 }
 
+/// The runs of a warp (offsets from `p0`) combined, valid in lane 0: as
+/// [`SegmentedReduction::run_key`]s where the reduction is keyed, else as
+/// accumulators.
+#[inline(always)]
+fn warp_total<R: SegmentedReduction>(run: R::Run, p0: u64) -> R::Acc {
+    if R::KEYED {
+        R::key_acc(warp::reduce::<u64, Min>(R::run_key(run, p0)), p0)
+    } else {
+        warp::reduce_all::<R::Acc, Accumulators<R>>(R::run_end(run, p0))
+    }
+}
+
+/// The runs of a block of `B` threads combined, in thread 0, as
+/// [`warp_total`]; `slots` holds `B / 32` accumulators.
+#[inline(always)]
+fn block_total<R: SegmentedReduction, const B: u32>(run: R::Run, p0: u64, slots: Shared<u8>) -> R::Acc {
+    if R::KEYED {
+        const { assert!(!R::KEYED || size_of::<R::Acc>() >= size_of::<u64>(), "a key fits an accumulator's slot") };
+        R::key_acc(block_reduce::<u64, Min, B>(R::run_key(run, p0), slots.after::<u64>(0)), p0)
+    } else {
+        block_reduce::<R::Acc, Accumulators<R>, B>(R::run_end(run, p0), slots.after::<R::Acc>(0))
+    }
+}
+
 /// `[lo, hi)` combined by `w` threads, this one `me`: 16-byte vectors of
 /// `V` elements, `w` vectors apart and [`policy::CHUNK_LOADS`] in flight a
 /// thread, the elements before the first 16-byte boundary and after the
@@ -326,7 +350,8 @@ pub unsafe fn segmented_chunks<R: SegmentedReduction, const B: u32, const V: usi
 /// The vectors' elements go through a [`SegmentedReduction::Run`] with
 /// their offsets from `lo` (the accumulator itself for plain operators;
 /// for argmin/argmax the best element and its `u32` offset, a min, a
-/// compare and a select an element, widened with its 64-bit index once).
+/// compare and a select an element), returned as the run: the threads'
+/// runs meet in [`warp_total`] or [`block_total`].
 ///
 /// # Safety
 /// `input` holds at least `hi` elements; `hi - lo < 2^31` (a chunk, or a
@@ -338,7 +363,7 @@ unsafe fn stream<R: SegmentedReduction, const V: usize>(
     hi: u64,
     me: u64,
     w: u64,
-) -> R::Acc {
+) -> R::Run {
     let v = V as u64;
     let aligned = (input as usize).is_multiple_of(VEC as usize);
     let a = if aligned { Ord::min(lo.next_multiple_of(v), hi) } else { hi };
@@ -385,7 +410,7 @@ unsafe fn stream<R: SegmentedReduction, const V: usize>(
             });
         });
     }
-    R::run_end(run, lo)
+    run
 }
 
 /// `[lo, hi)` combined by `w` threads, this one `me`, element by element

@@ -74,6 +74,59 @@ pub trait SegmentedReduction: Reduction<In: Element> {
     fn part_of(acc: Self::Acc, a: u64) -> Self::Part;
     /// The part as an accumulator (the tile starts at element `a`).
     fn part_acc(p: Self::Part, a: u64) -> Self::Acc;
+    /// Whether warp and block reductions of runs combine [`Self::run_key`]s
+    /// (a `u64` minimum: two shuffles and a 64-bit compare a step) instead
+    /// of accumulators: argmin and argmax of 4-byte elements, whose
+    /// accumulator (a widened value and a 64-bit index, compared with NaN
+    /// tests) took four shuffles and a dozen instructions a step.
+    const KEYED: bool = false;
+    /// Where [`Self::KEYED`]: the run, its lead included, as a key whose
+    /// minimum over runs is their combine. Every index the run holds lies
+    /// in `p0..p0 + 2^32`.
+    #[inline(always)]
+    fn run_key(_run: Self::Run, _p0: u64) -> u64 {
+        u64::MAX
+    }
+    /// Where [`Self::KEYED`]: the minimum of [`Self::run_key`]s, offsets
+    /// from `p0`, as an accumulator.
+    #[inline(always)]
+    fn key_acc(_k: u64, _p0: u64) -> Self::Acc {
+        Self::identity()
+    }
+}
+
+/// The order key of a 4-byte element for [`Arg`]`<T, E>`: the better
+/// element has the smaller key, equal elements equal keys (`-0.0` that of
+/// `0.0`). Integers map by their order (the sign bit flipped for signed
+/// ones), floats by the sign-magnitude trick; [`Largest`] complements it.
+/// NaNs are never keyed (they are no candidates).
+#[inline(always)]
+fn order_key<T: Element, E: Extreme>(x: T) -> u32 {
+    let bits = bits_pos(x);
+    let k = if T::NAN.is_some() {
+        let b = if bits == 1 << 31 { 0 } else { bits };
+        if b >> 31 != 0 { !b } else { b | 1 << 31 }
+    } else if T::LOWEST.total_lt(T::ZERO) {
+        bits ^ 1 << 31
+    } else {
+        bits
+    };
+    if E::LARGEST { !k } else { k }
+}
+
+/// The element of order key `k` ([`order_key`]; `-0.0` comes back as
+/// `0.0`, which compares equal).
+#[inline(always)]
+fn from_order_key<T: Element, E: Extreme>(k: u32) -> T {
+    let k = if E::LARGEST { !k } else { k };
+    let bits = if T::NAN.is_some() {
+        if k >> 31 != 0 { k & !(1 << 31) } else { !k }
+    } else if T::LOWEST.total_lt(T::ZERO) {
+        k ^ 1 << 31
+    } else {
+        k
+    };
+    pos_bits(bits)
 }
 
 /// An argmin/argmax [`SegmentedReduction::Part`]: the best element of a
@@ -260,6 +313,31 @@ impl<T: Element, E: Extreme> SegmentedReduction for Arg<T, E> {
     fn part_acc(p: ArgPart<T>, a: u64) -> Indexed<T::Wide> {
         let at = bits_pos(p.at);
         if at == u32::MAX { Self::identity() } else { Indexed { value: p.best.widen(), index: a + at as u64 } }
+    }
+    const KEYED: bool = size_of::<T>() == 4;
+    /// The key of an element at offset `at`: its [`order_key`] above the
+    /// offset, so that the minimum is the best element and, among equal
+    /// ones, the first; `u64::MAX` (no candidate) for none or a NaN. The
+    /// run's own best and its lead each give one; the smaller is the run's.
+    #[inline(always)]
+    fn run_key(run: Self::Run, p0: u64) -> u64 {
+        let key = |x: T, at: u32| (order_key::<T, E>(x) as u64) << 32 | at as u64;
+        let own = if run.at == u32::MAX || run.best.is_nan() { u64::MAX } else { key(run.best, run.at) };
+        let lead = run.lead;
+        let led = if lead.index == u64::MAX || lead.value.is_nan() {
+            u64::MAX
+        } else {
+            key(T::narrow(lead.value), (lead.index - p0) as u32)
+        };
+        Ord::min(own, led)
+    }
+    #[inline(always)]
+    fn key_acc(k: u64, p0: u64) -> Indexed<T::Wide> {
+        if k == u64::MAX {
+            Self::identity()
+        } else {
+            Indexed { value: from_order_key::<T, E>((k >> 32) as u32).widen(), index: p0 + (k as u32) as u64 }
+        }
     }
 }
 
