@@ -481,6 +481,36 @@ backend_test!(chunked_argmin_in_whole_rounds, |ctx| {
     });
 });
 
+// Integer argmin and argmax on the chunked path where elements tie at the
+// operator's worst value (`MAX` for argmin, `MIN` for argmax), which a
+// thread's run starts from: segments of nothing else (the first index
+// wins), or with a few better elements planted, chunked and warp-path
+// segments at every residue of a 16-byte vector.
+backend_test!(chunked_integer_ties_at_the_worst_value, |ctx| {
+    let seg = ctx.segmented().chunked(true).chunk_lens(10_000, 3_000);
+    check(cases(ctx, 4, 8), (0usize..4, any::<u64>()), |(head, seed)| {
+        let mut rng = Rng(seed);
+        let mut offsets = vec![head as u64];
+        for len in [20_000 + rng.below(20_000), 1 + rng.below(40), 1_100 + rng.below(1_900), 200 + rng.below(300)] {
+            offsets.push(offsets.last().unwrap() + len);
+        }
+        let n = *offsets.last().unwrap() as usize + 3;
+        // Six better elements where the seed is odd.
+        fn plant<T: Copy>(worst: T, better: T, n: usize, rng: &mut Rng, seed: u64) -> Vec<T> {
+            let mut v = vec![worst; n];
+            for _ in 0..(seed & 1) * 6 {
+                v[rng.below(n as u64) as usize] = better;
+            }
+            v
+        }
+        run_offsets::<i32, ArgMin>(ctx, &seg, &plant(i32::MAX, 7, n, &mut rng, seed), &offsets)?;
+        run_offsets::<i32, ArgMax>(ctx, &seg, &plant(i32::MIN, -7, n, &mut rng, seed), &offsets)?;
+        run_offsets::<u32, ArgMin>(ctx, &seg, &plant(u32::MAX, 7, n, &mut rng, seed), &offsets)?;
+        run_offsets::<u32, ArgMax>(ctx, &seg, &plant(0u32, 7, n, &mut rng, seed), &offsets)?;
+        run_offsets::<i64, ArgMin>(ctx, &seg, &plant(i64::MAX, 7, n, &mut rng, seed), &offsets)
+    });
+});
+
 // The chunked path refuses offsets out of order or past the input, and
 // reduces good ones, with one-element chunks and with the defaults.
 backend_test!(chunked_bad_offsets_are_refused, |ctx| {

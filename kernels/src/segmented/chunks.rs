@@ -376,9 +376,12 @@ unsafe fn stream<R: SegmentedReduction, const V: usize>(
     if z + me < hi {
         lead = R::combine(lead, unsafe { R::load(input, input, z + me) });
     }
-    let mut run = R::run_from(lead);
     const U: usize = policy::CHUNK_LOADS;
     let mut i = a + me * v;
+    // The thread's first vector element, where it has one (offsets below
+    // 2^31: the caller).
+    let first = if i < z { (i - lo) as u32 } else { u32::MAX };
+    let mut run = R::run_started(lead, first);
     while i + (U as u64 - 1) * w * v < z {
         // SAFETY: below z <= hi, 16-byte aligned.
         let x: [_; U] = core::array::from_fn(|k| unsafe { R::load_raw::<V>(input, input, i + k as u64 * w * v) });
@@ -386,7 +389,7 @@ unsafe fn stream<R: SegmentedReduction, const V: usize>(
         let off = (i - lo) as u32;
         unrolled!(U, |k| {
             let at = off + (k as u64 * w * v) as u32;
-            unrolled!(V, |j| run = R::run_push(run, x[k].a[j], at + j as u32));
+            unrolled!(V, |j| run = R::run_push_started(run, x[k].a[j], at + j as u32));
         });
         i += U as u64 * w * v;
     }
@@ -405,7 +408,7 @@ unsafe fn stream<R: SegmentedReduction, const V: usize>(
             let past = i + k as u64 * w * v >= z;
             let at = off + (k as u64 * w * v) as u32;
             unrolled!(V, |j| {
-                let c = R::run_push(run, x[k].a[j], at + j as u32);
+                let c = R::run_push_started(run, x[k].a[j], at + j as u32);
                 run = if past { run } else { c };
             });
         });

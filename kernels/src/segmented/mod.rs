@@ -57,6 +57,20 @@ pub trait SegmentedReduction: Reduction<In: Element> {
     fn run_push(run: Self::Run, x: Self::In, j: u32) -> Self::Run;
     /// The run as an accumulator, its offsets counted from `p0`.
     fn run_end(run: Self::Run, p0: u64) -> Self::Acc;
+    /// A run that goes on from `lead` and whose items, if any, are pushed
+    /// with [`Self::run_push_started`], the first at offset `first`
+    /// (`u32::MAX`: none will be). Knowing where the first item lies saves
+    /// argmin and argmax of integers a test an item: the run starts there,
+    /// at the worst value, which a later item takes over only by beating.
+    #[inline(always)]
+    fn run_started(lead: Self::Acc, _first: u32) -> Self::Run {
+        Self::run_from(lead)
+    }
+    /// [`Self::run_push`] for a run from [`Self::run_started`].
+    #[inline(always)]
+    fn run_push_started(run: Self::Run, x: Self::In, j: u32) -> Self::Run {
+        Self::run_push(run, x, j)
+    }
     /// What the tile's block scan carries for a thread: the accumulator
     /// itself for [`Plain`]; for [`Arg`] the best element and its position
     /// in the tile ([`ArgPart`]: 8 bytes for 4-byte types instead of 16,
@@ -270,6 +284,27 @@ impl<T: Element, E: Extreme> SegmentedReduction for Arg<T, E> {
         let new = E::keep(run.best, x);
         let take = (new != run.best) | (T::NAN.is_none() & (run.at == u32::MAX));
         ArgRun { lead: run.lead, best: new, at: core::hint::select_unpredictable(take, j, run.at) }
+    }
+    /// 4-byte integers start at `first` with the worst value (if every
+    /// item ties it, the first is the answer); floats, and 8-byte integers
+    /// (which this way took 56 registers instead of 48, ptxas sm_90), as
+    /// [`Self::run_from`].
+    #[inline(always)]
+    fn run_started(lead: Indexed<T::Wide>, first: u32) -> Self::Run {
+        let at = if T::NAN.is_none() && Self::KEYED { first } else { u32::MAX };
+        ArgRun { lead, best: T::NAN.unwrap_or(E::worst::<T>()), at }
+    }
+    /// An item is taken where it changed `best`: for 4-byte integers the
+    /// run's start already holds the first item's offset, so they pay no
+    /// test of `at` an item (`docs/tuning/segmented.md`); the others as
+    /// [`Self::run_push`].
+    #[inline(always)]
+    fn run_push_started(run: Self::Run, x: T, j: u32) -> Self::Run {
+        if !Self::KEYED {
+            return Self::run_push(run, x, j);
+        }
+        let new = E::keep(run.best, x);
+        ArgRun { lead: run.lead, best: new, at: core::hint::select_unpredictable(new != run.best, j, run.at) }
     }
     #[inline(always)]
     fn run_end(run: Self::Run, p0: u64) -> Indexed<T::Wide> {
