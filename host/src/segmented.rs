@@ -67,8 +67,10 @@
 //! the flat kernel 296), segments of 512 277 us (93%, 2.4x CUB), of 2^20
 //! 251 us (102%, 1.13x CUB). Argmin and argmax keep each thread's best
 //! element with its `u32` offset from the chunk's start (a min, a compare
-//! and a select an element): at 2^28 `i32` mixed lengths 300 us (0.93x
-//! CUB; the flat kernel 342), segments of 2^20 253 us (101% of copy).
+//! and a select an element), and for 4-byte elements the threads' bests
+//! meet as `u64` keys (order key and offset): at 2^28 `i32` (2026-11-29)
+//! mixed lengths 291 us (0.96x CUB; the flat kernel 342), segments of 512
+//! 337 us (2.3x CUB), of 2^20 251 us (102% of copy).
 //! Begin/end pairs go through one warp per segment. Offsets off the
 //! chunked path ([`Segmented::chunked`] set to `false`, or more segments
 //! or chunks than it counts in 32 bits) whose mean segment is a few

@@ -162,8 +162,9 @@ pub unsafe fn segmented_plan<const B: u32>(
 /// (104%, 1.13x CUB), of 512 277 (94%, 2.4x CUB). ncu: the work kernel at
 /// mixed lengths 261 us at 86% of DRAM's peak, the plan 8 (since its
 /// items are written by their own thread: mixed 271 us, 0.97x CUB; at
-/// 2^24 31, 0.97x). Argmin: mixed lengths 300 us (0.93x CUB; the flat
-/// kernel 342), segments of 2^20 253 (101% of copy, 1.38x CUB).
+/// 2^24 31, 0.97x). Argmin (the threads' runs meeting as `u64` keys):
+/// mixed lengths 291 us (0.96x CUB; the flat kernel 342), segments of
+/// 512 337 (77% of copy, 2.3x CUB), of 2^20 251 (102%, 1.40x CUB).
 ///
 /// # Safety
 /// `input` holds `n` elements, `offsets` `segments + 1`, `out` `segments`;
