@@ -485,13 +485,20 @@ backend_test!(chunked_argmin_in_whole_rounds, |ctx| {
 // operator's worst value (`MAX` for argmin, `MIN` for argmax), which a
 // thread's run starts from: segments of nothing else (the first index
 // wins), or with a few better elements planted, chunked and warp-path
-// segments at every residue of a 16-byte vector.
+// segments at every residue of a 16-byte vector and one aligned to it.
 backend_test!(chunked_integer_ties_at_the_worst_value, |ctx| {
     let seg = ctx.segmented().chunked(true).chunk_lens(10_000, 3_000);
     check(cases(ctx, 4, 8), (0usize..4, any::<u64>()), |(head, seed)| {
         let mut rng = Rng(seed);
         let mut offsets = vec![head as u64];
         for len in [20_000 + rng.below(20_000), 1 + rng.below(40), 1_100 + rng.below(1_900), 200 + rng.below(300)] {
+            offsets.push(offsets.last().unwrap() + len);
+        }
+        // A chunked segment whose start is 16-byte aligned (no head
+        // elements before its first vector), then one more at any residue.
+        let to_vector = 8 - offsets.last().unwrap() % 8;
+        offsets.push(offsets.last().unwrap() + to_vector);
+        for len in [20_000 + rng.below(20_000), 20_000 + rng.below(20_000)] {
             offsets.push(offsets.last().unwrap() + len);
         }
         let n = *offsets.last().unwrap() as usize + 3;
