@@ -356,7 +356,7 @@ fn block_total<R: SegmentedReduction, const B: u32>(run: R::Run, p0: u64, slots:
 /// starts at the thread's first vector element
 /// ([`SegmentedReduction::run_started`]), as the warps of short segments
 /// take it: H200, 2^28 `i32` argmin, segments of 512 1.12x faster, but
-/// the blocks' chunks 1-2% slower (mixed lengths, segments of 2^20).
+/// the blocks' chunks 1-3% slower (mixed lengths, segments of 2^20).
 ///
 /// # Safety
 /// `input` holds at least `hi` elements; `hi - lo < 2^31` (a chunk, or a
