@@ -200,6 +200,7 @@ pub struct Segmented<'c> {
     chunked: Option<bool>,
     chunk_len: Option<u64>,
     short_len: Option<u64>,
+    short: Option<bool>,
 }
 
 /// The chunked path's sizes for one call: elements of a chunk, the
@@ -243,6 +244,7 @@ impl Context {
             chunked: None,
             chunk_len: None,
             short_len: None,
+            short: None,
         }
     }
 
@@ -516,6 +518,16 @@ impl<'c> Segmented<'c> {
         self
     }
 
+    /// Whether the flat tiles of a plain operator (sum, product, min,
+    /// max) take the kernel for short segments
+    /// (`gpuprim_kernels::segmented::short`: [`policy::short`] unless
+    /// set), or the general one: for tests and measurements.
+    #[doc(hidden)]
+    pub fn short_path(mut self, yes: bool) -> Self {
+        self.short = Some(yes);
+        self
+    }
+
     /// Elements of a chunk, and the shortest segment that gets chunks
     /// rather than a warp, on the chunked path ([`policy::chunk_len`] and
     /// [`policy::short_len`] unless set; from 1 to
@@ -574,7 +586,13 @@ impl<'c> Segmented<'c> {
         let (n, segments) = (input.view.len() as u64, output.view.len() as u64);
         let what = Instance::of(T::NAME).op(Op::NAME);
         let task = || format!("segmented `{}` on `{}`", Op::NAME, T::NAME);
-        let kernel = Family("segmented_reduce").get(self.ctx, what, self.block, task)?;
+        // Plain operators (an accumulator of the element's size; argmin
+        // and argmax carry an index too) have a tile kernel of their own
+        // for short segments.
+        let plain = size_of::<Op::Acc>() == size_of::<T>();
+        let short = plain && self.short.unwrap_or_else(|| policy::short(n, segments));
+        let family = if short { "segmented_short" } else { "segmented_reduce" };
+        let kernel = Family(family).get(self.ctx, what, self.block, task)?;
         let (offsets, seg_len) = match segs {
             Segs::Offsets(addr) => {
                 if offsets_len as u64 != segments + 1 {

@@ -267,16 +267,22 @@ fn offsets_property<T: TestType, Op: TestOp<T>>(ctx: &Context, cases_n: u32) {
     // below the default threshold) a launch of their own finds them, by a
     // search per edge or a stream over the offsets.
     // Or the offsets are counted first and routed (to the ranges kernel
-    // where their lengths suit it, else to the flat one).
+    // where their lengths suit it, else to the flat one). Plain operators'
+    // tiles go through the kernel for short segments by default at short
+    // means; the general tile kernel, and the short one at every mean, are
+    // asked for too.
     let segs = [
         ctx.segmented(),
         ctx.segmented().bounds_from(0),
         ctx.segmented().bounds_from(0).bounds_by_stream(true),
         ctx.segmented().route_to_ranges(true),
+        ctx.segmented().short_path(false),
+        ctx.segmented().chunked(false).short_path(true),
+        ctx.segmented().chunked(false).short_path(true).bounds_from(0),
     ];
     check(cases_n, (sizes, means, any::<u64>()), |(n, mean, seed)| {
         let x = data::<T, Op>(n, seed);
-        let seg = &segs[(seed % 4) as usize];
+        let seg = &segs[(seed % segs.len() as u64) as usize];
         run_offsets::<T, Op>(ctx, seg, &x, &random_offsets(n, mean, seed))
     });
 }
@@ -320,10 +326,15 @@ backend_test!(edge_segmentations, |ctx| {
     ];
     let first = ctx.segmented().bounds_from(0);
     let stream = ctx.segmented().bounds_from(0).bounds_by_stream(true);
+    let (general, short) = (ctx.segmented().short_path(false), ctx.segmented().chunked(false).short_path(true));
+    let short_first = ctx.segmented().chunked(false).short_path(true).bounds_from(0);
     for (what, offsets) in cases {
         for_ops(ctx, &seg, &x, &offsets).unwrap_or_else(|e| panic!("{what}: {e}"));
         for_ops(ctx, &first, &x, &offsets).unwrap_or_else(|e| panic!("{what}, bounds first: {e}"));
         for_ops(ctx, &stream, &x, &offsets).unwrap_or_else(|e| panic!("{what}, bounds streamed: {e}"));
+        for_ops(ctx, &general, &x, &offsets).unwrap_or_else(|e| panic!("{what}, general tiles: {e}"));
+        for_ops(ctx, &short, &x, &offsets).unwrap_or_else(|e| panic!("{what}, short tiles: {e}"));
+        for_ops(ctx, &short_first, &x, &offsets).unwrap_or_else(|e| panic!("{what}, short tiles, bounds first: {e}"));
     }
     // No input at all: every segment empty.
     for_ops(ctx, &seg, &[], &[0, 0, 0]).unwrap();
@@ -550,6 +561,7 @@ backend_test!(bounds_of_segments_over_many_tiles, |ctx| {
         ctx.segmented().bounds_from(0).bounds_by_stream(true),
         ctx.segmented().bounds_from(0).bounds_by_stream(false),
         ctx.segmented(),
+        ctx.segmented().chunked(false).short_path(true).bounds_from(0),
     ] {
         for (what, offsets) in &cases {
             for_ops(ctx, &seg, &x, offsets).unwrap_or_else(|e| panic!("{what}: {e}"));
@@ -587,7 +599,14 @@ fn for_ops(ctx: &Context, seg: &Segmented, x: &[i32], offsets: &[u64]) -> Result
 fn fixed_lengths<T: TestType, Op: TestOp<T>>(ctx: &Context) {
     let t = tile::<T>();
     let route = policy::ROUTE_LONGEST as usize;
-    for seg in [ctx.segmented(), ctx.segmented().route_to_ranges(true), ctx.segmented().route_to_ranges(false)] {
+    let segs = [
+        ctx.segmented(),
+        ctx.segmented().route_to_ranges(true),
+        ctx.segmented().route_to_ranges(false),
+        ctx.segmented().route_to_ranges(false).short_path(true),
+        ctx.segmented().short_path(false),
+    ];
+    for seg in segs {
         for n in [0, 1, 31, 33, t - 1, t, t + 1, 2 * t + 3] {
             for len in [1, 2, 31, 32, 33, 128, 511, route, route + 1, t - 1, t, t + 1, 3 * t] {
                 let x = data::<T, Op>(n, (n * 31 + len) as u64);
@@ -712,11 +731,39 @@ backend_test!(bad_segments_are_typed_errors, |ctx| {
     let long = ctx.upload(&vec![1i32; 3 * tile::<i32>() + 9]).unwrap();
     let t = tile::<i32>() as u64;
     for offsets in [[0u64, 2 * t + 5, t - 3, 3 * t], [0, 3 * t + 9, 5, 3 * t + 9], [t, 0, 2 * t, 3 * t + 10]] {
-        for seg in
-            [ctx.segmented(), ctx.segmented().bounds_from(0), ctx.segmented().bounds_from(0).bounds_by_stream(true)]
-        {
+        for seg in [
+            ctx.segmented(),
+            ctx.segmented().bounds_from(0),
+            ctx.segmented().bounds_from(0).bounds_by_stream(true),
+            ctx.segmented().chunked(false).short_path(false),
+            ctx.segmented().chunked(false).short_path(true),
+            ctx.segmented().chunked(false).short_path(true).bounds_from(0),
+        ] {
             invalid(seg.reduce(&long, &offsets[..], &mut out, Sum), &format!("several tiles: {offsets:?}"));
             seg.check(false).reduce(&long, &offsets[..], &mut out, Sum).unwrap();
+        }
+    }
+    // Short segments over several tiles with one pair out of order, or
+    // one offset far past the end, in the middle tile: refused by both
+    // tile kernels; unchecked, they end and stay in bounds.
+    let short_offs = random_offsets(3 * t as usize + 9, 16, 77);
+    let mid = short_offs.len() / 2;
+    let mut many = ctx.alloc::<i32>(short_offs.len() - 1).unwrap();
+    for bad in 0..2 {
+        let mut offs = short_offs.clone();
+        if bad == 0 {
+            offs[mid] = offs[mid + 5] + 3;
+        } else {
+            offs[mid] = u64::MAX / 2;
+        }
+        for seg in [
+            ctx.segmented().short_path(false),
+            ctx.segmented().short_path(true),
+            ctx.segmented().short_path(true).bounds_from(0),
+            ctx.segmented().short_path(true).bounds_from(0).bounds_by_stream(true),
+        ] {
+            invalid(seg.reduce(&long, &offs[..], &mut many, Sum), &format!("short segments, case {bad}"));
+            seg.check(false).reduce(&long, &offs[..], &mut many, Sum).unwrap();
         }
     }
     // After an error the stream's status storage still works.

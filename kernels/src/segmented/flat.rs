@@ -19,7 +19,7 @@ const NONE: u64 = u64::MAX;
 
 /// A tile's *first* when its first segment is already written (tile 0,
 /// which nothing precedes).
-const WRITTEN: u64 = u64::MAX - 1;
+pub(super) const WRITTEN: u64 = u64::MAX - 1;
 
 /// The segment boundaries: `at(k)` for `k` in `0..=segments` is the start
 /// of segment `k` and the end of segment `k - 1`. From an offsets array,
@@ -41,7 +41,7 @@ impl Bounds {
     /// Boundary `k`, `k <= segments`.
     #[inline(always)]
     #[track_caller]
-    unsafe fn at(&self, k: u64) -> u64 {
+    pub(super) unsafe fn at(&self, k: u64) -> u64 {
         if self.fixed() {
             let e = k.saturating_mul(self.seg_len);
             if e < self.n { e } else { self.n }
@@ -64,7 +64,7 @@ impl Bounds {
     /// answer is some `k` in `lo..=hi`.
     #[inline(always)]
     #[track_caller]
-    unsafe fn lower_bound(&self, mut lo: u64, mut hi: u64, v: u64) -> u64 {
+    pub(super) unsafe fn lower_bound(&self, mut lo: u64, mut hi: u64, v: u64) -> u64 {
         if self.fixed() {
             let k = if v > self.n { self.segments + 1 } else { v.div_ceil(self.seg_len) };
             return k.clamp(lo, hi);
@@ -254,7 +254,7 @@ unsafe fn stage<T: Element, const B: u32, const ITEMS: usize>(input: *const T, n
 /// The element staged at `i` of the tile.
 #[inline(always)]
 #[track_caller]
-unsafe fn staged<T: Element, const ITEMS: usize>(tile: Shared<T>, i: usize) -> T {
+pub(super) unsafe fn staged<T: Element, const ITEMS: usize>(tile: Shared<T>, i: usize) -> T {
     // SAFETY: inside the staged tile (caller).
     unsafe { tile.load(i + i / pad_every::<T>(ITEMS)) }
 }
@@ -367,7 +367,7 @@ unsafe fn walk<R: SegmentedReduction, const ITEMS: usize, const WRITE: bool>(
 /// `R`'s tile parts under their combine in order (not commutative for
 /// argmin and argmax: ties keep the earlier): a tile's scan and total.
 #[derive(Clone, Copy)]
-struct Parts<R>(PhantomData<R>);
+pub(super) struct Parts<R>(PhantomData<R>);
 impl<R: SegmentedReduction + 'static> Monoid<R::Part> for Parts<R> {
     #[inline(always)]
     fn identity() -> R::Part {
@@ -407,7 +407,7 @@ fn warp_seg_scan<X: Item, S: Monoid<X>>(mut f: u32, mut x: X) -> (u32, X) {
 /// pair. One barrier; `vslots` and `fslots` hold 32 each.
 #[inline(always)]
 #[track_caller]
-fn block_seg_scan<X: Item, S: Monoid<X>, const B: u32>(
+pub(super) fn block_seg_scan<X: Item, S: Monoid<X>, const B: u32>(
     reset: bool,
     v: X,
     vslots: Shared<X>,
@@ -559,108 +559,22 @@ pub unsafe fn segmented_reduce<R: SegmentedReduction, const B: u32, const ITEMS:
     if unsafe { super::routed_to_ranges(route, segments) } == Some(true) {
         return;
     }
-    let (tid, lane, w) = (gpu::thread_idx(), gpu::lane(), gpu::warp_idx());
+    let tid = gpu::thread_idx();
     let tile_len = B as u64 * ITEMS as u64;
-    let tiles = gpu::grid_dim();
-    let errors = (temp as *mut u32).wrapping_add(1);
-    let records = Records::<R::Acc>::new(temp, tiles as u64);
-    const { assert!(B as usize * ITEMS <= u16::MAX as usize, "window positions are u16") };
-    let [values_at, flags_at, bounds_at, window_at] = policy::smem_layout::<R::In, R::Acc>(B);
+    let [values_at, flags_at, _, window_at] = policy::smem_layout::<R::In, R::Acc>(B);
     let base = Shared::<u8>::dynamic();
     let tile_s = base.after::<R::In>(0);
     // The parts are no larger than the accumulators the layout sizes for.
     const { assert!(size_of::<R::Part>() <= size_of::<R::Acc>()) };
     let vslots = base.after::<R::Part>(values_at);
     let fslots = base.after::<u32>(flags_at);
-    let kbounds = base.after::<u64>(bounds_at);
     let window = base.after::<u16>(window_at);
     let b = Bounds { offsets, segments, seg_len, n };
-    let tile = gpu::block_idx();
-    let last = tile == tiles - 1;
-    let a = tile as u64 * tile_len;
-    // The tile's boundaries: klo..khi, the first at or after a and
-    // a + tile_len. Given `bounds` ([`segmented_bounds`] ran before),
-    // every thread reads them, in flight with its loads. Else (fixed
-    // lengths, or small inputs) two warps search them: the first round of
-    // each search goes out before the warp's loads; the rest waits until
-    // they are staged (holding the loaded items through a search took 56
-    // registers instead of 40, ptxas sm_90).
-    let searched = bounds.is_null();
-    let warps = B / WARP_SIZE;
-    let (q, tiles_u) = (tile as u64, tiles as u64);
-    // SAFETY: tile edges q <= tiles.
-    let lo_probe = if searched && w == 0 { unsafe { b.edge_probe(q, tiles_u, tile_len) } } else { None };
-    let hi_probe = if searched && w == warps - 1 { unsafe { b.edge_probe(q + 1, tiles_u, tile_len) } } else { None };
-    // SAFETY: tile + 1 <= tiles: inside the caller's `tiles + 1` bounds.
-    let given = if searched {
-        (0, 0)
-    } else {
-        // Clamped: offsets that are not sorted can leave an edge unwritten
-        // (its zero) or written twice ([`segmented_bounds`]).
-        let (lo, hi) =
-            unsafe { (global::load(bounds.add(tile as usize)), global::load(bounds.add(tile as usize + 1))) };
-        (Ord::min(lo, segments + 1), Ord::min(hi, segments + 1))
-    };
-    // SAFETY (from here on): shared accesses inside the carved parts,
-    // boundary indices <= segments + 1, record slots of this tile.
-    unsafe { stage::<R::In, B, ITEMS>(input, n, a, tile_s) };
-    let (klo, khi) = if searched {
-        if w == 0 {
-            let lo = unsafe { b.edge(q, tiles_u, tile_len, lo_probe) };
-            if lane == 0 {
-                unsafe { kbounds.store(0, lo) };
-            }
-        }
-        if w == warps - 1 {
-            let hi = unsafe { b.edge(q + 1, tiles_u, tile_len, hi_probe) };
-            if lane == 0 {
-                unsafe { kbounds.store(1, hi) };
-            }
-        }
-        gpu::sync_threads();
-        unsafe { (kbounds.load(0), kbounds.load(1)) }
-    } else {
-        given
-    };
-    // The tile's boundaries klo..khi, as tile positions, go to a shared
-    // window in one coalesced pass (which also checks the offsets' order),
-    // so each thread finds its own in shared memory rather than by a
-    // chain of dependent global reads. A tile with more boundaries than
-    // the window holds (segments of 1 or 2 elements on average, or many
-    // empty ones) searches the offsets directly.
-    let windowed = klo <= khi && khi - klo <= policy::window_len::<R::Acc>(B) as u64;
-    let fill_end = if windowed { khi } else { klo };
-    let check_end = if b.fixed() { klo } else { Ord::min(Ord::max(khi, klo), segments) };
-    let mut bad = !b.fixed() && klo > khi;
-    let mut k = klo + tid as u64;
-    while k < Ord::max(fill_end, check_end) {
-        // k < khi <= segments + 1 (fill) or k < segments (check).
-        let at = unsafe { b.at(k) };
-        if k < fill_end {
-            // Sorted offsets put it below the tile's end; others may land
-            // anywhere (clamped: the results are unspecified then).
-            let rel = Ord::min(at.wrapping_sub(a), tile_len) as u16;
-            unsafe { window.store((k - klo) as usize, rel) };
-        }
-        if k < check_end {
-            bad |= at > unsafe { b.at(k + 1) };
-        }
-        k += B as u64;
-    }
-    if !b.fixed() {
-        if last && tid == 0 {
-            bad |= unsafe { b.at(segments) } > n;
-        }
-        if bad {
-            unsafe { atomic::add(errors, 1u32) };
-        }
-    }
-    // Only a written window needs a barrier (the condition is the same in
-    // every thread): a tile inside one long segment skips it; the staged
-    // tile needs one where no search had it.
-    if fill_end > klo || !searched {
-        gpu::sync_threads();
-    }
+    // SAFETY: the caller's contract.
+    let Prologue { tile, a, klo, khi, windowed } =
+        unsafe { prologue::<R::In, R::Acc, B, ITEMS>(input, &b, temp, bounds) };
+    let tiles = gpu::grid_dim();
+    let records = Records::<R::Acc>::new(temp, tiles as u64);
     let local0 = tid as usize * ITEMS;
     let p0 = a + local0 as u64;
     // The thread's first boundary, and its boundaries as bits of its
@@ -809,6 +723,137 @@ pub unsafe fn segmented_reduce<R: SegmentedReduction, const B: u32, const ITEMS:
     }
 }
 
+/// What a tile of the flat kernels knows once its prologue
+/// ([`prologue`]) is done: its index and first position, its boundaries
+/// `klo..khi`, and whether they are in the shared window (as tile
+/// positions) rather than only in the offsets.
+#[derive(Clone, Copy)]
+pub(super) struct Prologue {
+    pub(super) tile: u32,
+    pub(super) a: u64,
+    pub(super) klo: u64,
+    pub(super) khi: u64,
+    pub(super) windowed: bool,
+}
+
+/// The start of a tile of [`segmented_reduce`] and
+/// [`super::short::segmented_short`]:
+/// the tile staged in shared memory (at 0 of the layout of
+/// [`policy::smem_layout`]`::<T, A>`), its range of boundaries found (read
+/// from `bounds`, or searched), copied to the shared window as tile
+/// positions when it fits, and the offsets of that range checked (a bad
+/// pair counts in the `u32` at byte 4 of `temp`); ends after a barrier
+/// wherever the threads need one to read the tile and the window.
+///
+/// # Safety
+/// As [`segmented_reduce`]; every thread of the block calls it.
+#[inline(always)]
+#[track_caller]
+pub(super) unsafe fn prologue<T: Element, A, const B: u32, const ITEMS: usize>(
+    input: *const T,
+    b: &Bounds,
+    temp: *mut u64,
+    bounds: *const u64,
+) -> Prologue {
+    let (tid, lane, w) = (gpu::thread_idx(), gpu::lane(), gpu::warp_idx());
+    let (n, segments) = (b.n, b.segments);
+    let tile_len = B as u64 * ITEMS as u64;
+    let tiles = gpu::grid_dim();
+    let errors = (temp as *mut u32).wrapping_add(1);
+    const { assert!(B as usize * ITEMS <= u16::MAX as usize, "window positions are u16") };
+    let [_, _, bounds_at, window_at] = policy::smem_layout::<T, A>(B);
+    let base = Shared::<u8>::dynamic();
+    let (tile_s, window) = (base.after::<T>(0), base.after::<u16>(window_at));
+    let kbounds = base.after::<u64>(bounds_at);
+    let tile = gpu::block_idx();
+    let last = tile == tiles - 1;
+    let a = tile as u64 * tile_len;
+    // The tile's boundaries: klo..khi, the first at or after a and
+    // a + tile_len. Given `bounds` ([`segmented_bounds`] ran before),
+    // every thread reads them, in flight with its loads. Else (fixed
+    // lengths, or small inputs) two warps search them: the first round of
+    // each search goes out before the warp's loads; the rest waits until
+    // they are staged (holding the loaded items through a search took 56
+    // registers instead of 40, ptxas sm_90).
+    let searched = bounds.is_null();
+    let warps = B / WARP_SIZE;
+    let (q, tiles_u) = (tile as u64, tiles as u64);
+    // SAFETY: tile edges q <= tiles.
+    let lo_probe = if searched && w == 0 { unsafe { b.edge_probe(q, tiles_u, tile_len) } } else { None };
+    let hi_probe = if searched && w == warps - 1 { unsafe { b.edge_probe(q + 1, tiles_u, tile_len) } } else { None };
+    // SAFETY: tile + 1 <= tiles: inside the caller's `tiles + 1` bounds.
+    let given = if searched {
+        (0, 0)
+    } else {
+        // Clamped: offsets that are not sorted can leave an edge unwritten
+        // (its zero) or written twice ([`segmented_bounds`]).
+        let (lo, hi) =
+            unsafe { (global::load(bounds.add(tile as usize)), global::load(bounds.add(tile as usize + 1))) };
+        (Ord::min(lo, segments + 1), Ord::min(hi, segments + 1))
+    };
+    // SAFETY (from here on): shared accesses inside the carved parts,
+    // boundary indices <= segments + 1, record slots of this tile.
+    unsafe { stage::<T, B, ITEMS>(input, n, a, tile_s) };
+    let (klo, khi) = if searched {
+        if w == 0 {
+            let lo = unsafe { b.edge(q, tiles_u, tile_len, lo_probe) };
+            if lane == 0 {
+                unsafe { kbounds.store(0, lo) };
+            }
+        }
+        if w == warps - 1 {
+            let hi = unsafe { b.edge(q + 1, tiles_u, tile_len, hi_probe) };
+            if lane == 0 {
+                unsafe { kbounds.store(1, hi) };
+            }
+        }
+        gpu::sync_threads();
+        unsafe { (kbounds.load(0), kbounds.load(1)) }
+    } else {
+        given
+    };
+    // The tile's boundaries klo..khi, as tile positions, go to a shared
+    // window in one coalesced pass (which also checks the offsets' order),
+    // so each thread finds its own in shared memory rather than by a
+    // chain of dependent global reads. A tile with more boundaries than
+    // the window holds (segments of 1 or 2 elements on average, or many
+    // empty ones) searches the offsets directly.
+    let windowed = klo <= khi && khi - klo <= policy::window_len::<A>(B) as u64;
+    let fill_end = if windowed { khi } else { klo };
+    let check_end = if b.fixed() { klo } else { Ord::min(Ord::max(khi, klo), segments) };
+    let mut bad = !b.fixed() && klo > khi;
+    let mut k = klo + tid as u64;
+    while k < Ord::max(fill_end, check_end) {
+        // k < khi <= segments + 1 (fill) or k < segments (check).
+        let at = unsafe { b.at(k) };
+        if k < fill_end {
+            // Sorted offsets put it below the tile's end; others may land
+            // anywhere (clamped: the results are unspecified then).
+            let rel = Ord::min(at.wrapping_sub(a), tile_len) as u16;
+            unsafe { window.store((k - klo) as usize, rel) };
+        }
+        if k < check_end {
+            bad |= at > unsafe { b.at(k + 1) };
+        }
+        k += B as u64;
+    }
+    if !b.fixed() {
+        if last && tid == 0 {
+            bad |= unsafe { b.at(segments) } > n;
+        }
+        if bad {
+            unsafe { atomic::add(errors, 1u32) };
+        }
+    }
+    // Only a written window needs a barrier (the condition is the same in
+    // every thread): a tile inside one long segment skips it; the staged
+    // tile needs one where no search had it.
+    if fill_end > klo || !searched {
+        gpu::sync_threads();
+    }
+    Prologue { tile, a, klo, khi, windowed }
+}
+
 /// [`quiet_record`] as a function of its own, for the 16-byte
 /// accumulators (argmin, argmax): inlined, it took their kernels from 48
 /// registers to 56 (ptxas sm_90), and at 56 `i32` argmin at 2^28 on an
@@ -841,7 +886,7 @@ unsafe fn quiet_record_apart<R: SegmentedReduction, const B: u32>(
 /// the launch's records ([`Records`]), `tile` one of its tiles.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn quiet_record<R: SegmentedReduction, const B: u32>(
+pub(super) unsafe fn quiet_record<R: SegmentedReduction, const B: u32>(
     tail: R::Part,
     vslots: Shared<R::Part>,
     tails: *mut R::Acc,
@@ -1013,15 +1058,15 @@ const BOUNDS_SHORT: u64 = 4;
 
 /// The flat kernel's per-tile records in its temporary storage
 /// ([`policy::records_layout`]).
-struct Records<A> {
-    tails: *mut A,
-    heads: *mut A,
-    firsts: *mut u64,
+pub(super) struct Records<A> {
+    pub(super) tails: *mut A,
+    pub(super) heads: *mut A,
+    pub(super) firsts: *mut u64,
 }
 
 impl<A> Records<A> {
     #[inline(always)]
-    fn new(temp: *mut u64, tiles: u64) -> Self {
+    pub(super) fn new(temp: *mut u64, tiles: u64) -> Self {
         let [tails, heads, firsts, _, _] = policy::records_layout::<A>(tiles);
         let base = temp as *mut u8;
         Records {

@@ -4,6 +4,7 @@
 //! | kernel | segments | technique |
 //! |---|---|---|
 //! | [`flat::segmented_reduce`] + [`flat::segmented_spine`] | sorted offsets, or fixed length | fixed tiles over the *elements*, independent; a second launch (one block, or several chained by flags) joins the parts of segments that span tiles |
+//! | [`short::segmented_short`] + [`flat::segmented_spine`] | short segments (offsets or fixed length) under sum, product, min, max | the flat kernel's tiles; a segment's value left where it ends, written out from the boundaries |
 //! | [`ranges::segmented_ranges`] | any begin/end pairs | one warp per segment |
 //! | [`chunks::segmented_plan`] + [`chunks::segmented_chunks`] | sorted offsets, long on average | long segments in chunks of a block each, short ones a warp each; tickets over a resident grid |
 //!
@@ -15,7 +16,7 @@
 //! over [`Arg`]); [`SegmentedReduction::out`] turns a segment's
 //! accumulator into what is written.
 //!
-//! Entry names: `segmented_reduce_{op}_{type}_b256`,
+//! Entry names: `segmented_reduce_{op}_{type}_b256`, `segmented_short_{op}_{type}_b256`,
 //! `segmented_spine_{op}_{type}_b1024`, `segmented_bounds_b256`, `segmented_bounds_search_b256`,
 //! `segmented_ranges_{op}_{type}_b256`.
 
@@ -23,6 +24,7 @@ pub mod chunks;
 pub mod flat;
 pub mod policy;
 pub mod ranges;
+pub mod short;
 
 use crate::gpu::warp::Shuffle;
 #[allow(unused_imports)]
@@ -34,6 +36,7 @@ use chunks::{segmented_chunks, segmented_plan};
 use core::mem::size_of;
 use flat::{segmented_bounds, segmented_bounds_search, segmented_reduce, segmented_spine};
 use ranges::{segmented_ranges, segmented_route};
+use short::segmented_short;
 
 /// What a segmented kernel writes for a segment.
 pub trait SegmentedReduction: Reduction<In: Element> {
@@ -408,6 +411,13 @@ entries! {
         => segmented_reduce::<Op, {B}, { policy::items::<T>() }>;
         ops [sum = Plain<T, Sum>, product = Plain<T, Product>, min = Plain<T, Min>, max = Plain<T, Max>,
              argmin = Arg<T, Smallest>, argmax = Arg<T, Largest>]
+        types [i32, u32, i64, u64, f32, f64]
+        blocks [256];
+    segmented_short(input: *const T, n: u64, offsets: *const u64, segments: u64, seg_len: u64,
+         out: *mut <Op as SegmentedReduction>::Out, temp: *mut u64, spare: *mut u64, spare_words: u64,
+         bounds: *const u64, route: *const u32)
+        => segmented_short::<Op, {B}, { policy::items::<T>() }>;
+        ops [sum = Plain<T, Sum>, product = Plain<T, Product>, min = Plain<T, Min>, max = Plain<T, Max>]
         types [i32, u32, i64, u64, f32, f64]
         blocks [256];
     segmented_spine(temp: *mut u64, tiles: u64, offsets: *const u64, segments: u64, seg_len: u64, n: u64,

@@ -68,6 +68,16 @@ pub const fn route_to_ranges(long: u32, short: u32, segments: u64) -> bool {
     long == 0 && short as u64 * 4 <= segments
 }
 
+/// Whether the flat tiles of a plain operator take
+/// [`super::short::segmented_short`] rather than
+/// [`super::flat::segmented_reduce`], for `segments` segments over `n`
+/// elements (offsets, or a fixed length): a mean segment under
+/// [`ROUTE_MEAN`]`[0]`, where most threads hold a boundary.
+// Not yet measured on a GPU.
+pub const fn short(n: u64, segments: u64) -> bool {
+    segments > 0 && n / segments < ROUTE_MEAN[0]
+}
+
 /// Threads per block of the launches over the offsets:
 /// [`super::flat::segmented_bounds`] (a thread per boundary),
 /// [`super::flat::segmented_bounds_search`] (a warp per tile edge) and
