@@ -619,7 +619,9 @@ fn check_segmented_argmin<T: Elem>(ctx: &Context, n: usize, seed: u64) -> Res {
 }
 
 /// The offsets and plans the segmented checks run: over
-/// [`segment_offsets`], the default plan, then the launches large inputs
+/// [`segment_offsets`], the default plan (plain operators' tiles through
+/// the kernel for short segments), the general tile kernel, segments of
+/// 0 to 2 elements, then the launches large inputs
 /// take (the tiles' boundaries found first, by a search or a stream, the
 /// spine over several blocks) at the sanitizer's sizes; over
 /// [`ranged_offsets`], the offsets counted and routed to the ranges kernel
@@ -640,8 +642,21 @@ fn segmented_cases(
     while too_long.len() > 3 && too_long[1] - too_long[0] <= 4096 {
         too_long.remove(1);
     }
+    // Segments of 0 to 2 elements: more boundaries a tile than the window
+    // holds, so the kernel for short segments finds a thread's in the
+    // offsets.
+    let tiny: Vec<u64> = std::iter::once(0)
+        .chain((0..).scan(0u64, |at, k| {
+            *at = Ord::min(*at + splitmix64(seed ^ k) % 3, n as u64);
+            Some(*at)
+        }))
+        .take_while(|&at| at < n as u64)
+        .chain(std::iter::once(n as u64))
+        .collect();
     vec![
         (mixed.clone(), "", ctx.segmented()),
+        (mixed.clone(), " (general tiles)", ctx.segmented().short_path(false)),
+        (tiny, " (segments of 0 to 2)", ctx.segmented()),
         (mixed.clone(), " (bounds searched first, spine in blocks)", large.bounds_by_stream(false)),
         (mixed, " (bounds streamed first, spine in blocks)", streamed),
         (ranged.clone(), " (routed to ranges)", routed.clone()),
