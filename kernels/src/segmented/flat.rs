@@ -572,7 +572,7 @@ pub unsafe fn segmented_reduce<R: SegmentedReduction, const B: u32, const ITEMS:
     let b = Bounds { offsets, segments, seg_len, n };
     // SAFETY: the caller's contract.
     let Prologue { tile, a, klo, khi, windowed } =
-        unsafe { prologue::<R::In, R::Acc, B, ITEMS>(input, &b, temp, bounds) };
+        unsafe { prologue::<R::In, R::Acc, B, ITEMS>(input, &b, temp, bounds, policy::window_len::<R::Acc>(B) as u64) };
     let tiles = gpu::grid_dim();
     let records = Records::<R::Acc>::new(temp, tiles as u64);
     let local0 = tid as usize * ITEMS;
@@ -723,6 +723,11 @@ pub unsafe fn segmented_reduce<R: SegmentedReduction, const B: u32, const ITEMS:
     }
 }
 
+/// Offsets in a 128-byte line: the prologue's prefetch of the window's
+/// offsets takes a line a thread (256 threads: 4,096 offsets, the most a
+/// window holds).
+const PASS_LINE: u64 = 128 / 8;
+
 /// What a tile of the flat kernels knows once its prologue
 /// ([`prologue`]) is done: its index and first position, its boundaries
 /// `klo..khi`, and whether they are in the shared window (as tile
@@ -742,7 +747,8 @@ pub(super) struct Prologue {
 /// [`policy::smem_layout`]`::<T, A>`), its range of boundaries found (read
 /// from `bounds`, or searched), copied to the shared window as tile
 /// positions when it fits, and the offsets of that range checked (a bad
-/// pair counts in the `u32` at byte 4 of `temp`); ends after a barrier
+/// pair counts in the `u32` at byte 4 of `temp`; a window of
+/// `window_cap` positions); ends after a barrier
 /// wherever the threads need one to read the tile and the window.
 ///
 /// # Safety
@@ -754,6 +760,7 @@ pub(super) unsafe fn prologue<T: Element, A, const B: u32, const ITEMS: usize>(
     b: &Bounds,
     temp: *mut u64,
     bounds: *const u64,
+    window_cap: u64,
 ) -> Prologue {
     let (tid, lane, w) = (gpu::thread_idx(), gpu::lane(), gpu::warp_idx());
     let (n, segments) = (b.n, b.segments);
@@ -791,6 +798,17 @@ pub(super) unsafe fn prologue<T: Element, A, const B: u32, const ITEMS: usize>(
             unsafe { (global::load(bounds.add(tile as usize)), global::load(bounds.add(tile as usize + 1))) };
         (Ord::min(lo, segments + 1), Ord::min(hi, segments + 1))
     };
+    // Given the bounds, L2 is asked for the offsets of the window's pass
+    // below (a thread a 128-byte line) before the tile's loads go out: the
+    // pass's loads wait for the tile's shared stores, and each of its
+    // rounds was a trip to memory.
+    if !searched && !b.fixed() {
+        let k = given.0 + PASS_LINE * tid as u64;
+        if k <= Ord::min(given.1, segments) {
+            // SAFETY: k <= segments: inside the offsets.
+            unsafe { gpu::prefetch_l2(b.offsets.add(k as usize) as *const u8) };
+        }
+    }
     // SAFETY (from here on): shared accesses inside the carved parts,
     // boundary indices <= segments + 1, record slots of this tile.
     unsafe { stage::<T, B, ITEMS>(input, n, a, tile_s) };
@@ -818,7 +836,7 @@ pub(super) unsafe fn prologue<T: Element, A, const B: u32, const ITEMS: usize>(
     // chain of dependent global reads. A tile with more boundaries than
     // the window holds (segments of 1 or 2 elements on average, or many
     // empty ones) searches the offsets directly.
-    let windowed = klo <= khi && khi - klo <= policy::window_len::<A>(B) as u64;
+    let windowed = klo <= khi && khi - klo <= window_cap;
     let fill_end = if windowed { khi } else { klo };
     let check_end = if b.fixed() { klo } else { Ord::min(Ord::max(khi, klo), segments) };
     let mut bad = !b.fixed() && klo > khi;

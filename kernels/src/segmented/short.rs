@@ -81,7 +81,7 @@ pub unsafe fn segmented_short<R: SegmentedReduction, const B: u32, const ITEMS: 
     let b = Bounds { offsets, segments, seg_len, n };
     // SAFETY: the caller's contract.
     let Prologue { tile, a, klo, khi, windowed } =
-        unsafe { prologue::<R::In, R::Acc, B, ITEMS>(input, &b, temp, bounds) };
+        unsafe { prologue::<R::In, R::Acc, B, ITEMS>(input, &b, temp, bounds, policy::window_len::<R::Acc>(B) as u64) };
     let records = Records::<R::Acc>::new(temp, gpu::grid_dim() as u64);
     let local0 = tid as usize * ITEMS;
     let p0 = a + local0 as u64;
@@ -119,7 +119,7 @@ pub unsafe fn segmented_short<R: SegmentedReduction, const B: u32, const ITEMS: 
     // Bit j: a boundary at p0 + j; `next`: one at p0 + ITEMS (the tile's
     // last thread never sees one there: its last segment is the tail).
     let (starts, next) = if windowed {
-        unsafe { window_mask::<ITEMS>(window, cnt as u32, local0 as u32) }
+        unsafe { window_mask::<ITEMS>(window, cnt as u32, local0 as u32, tile_len as u32) }
     } else {
         unsafe { offsets_mask::<ITEMS>(&b, klo, khi, p0) }
     };
@@ -130,22 +130,10 @@ pub unsafe fn segmented_short<R: SegmentedReduction, const B: u32, const ITEMS: 
         for j in 0..ITEMS {
             run = R::combine(run, lift(j));
         }
+    } else if valid == all {
+        run = unsafe { fold::<R, ITEMS, true>(tile_s, ends_s, local0, p0, starts, ends, all) };
     } else {
-        // Eight items' shared loads issued together, then their folds and
-        // stores (a store may be in place of a later load otherwise).
-        const C: usize = 8;
-        const { assert!(ITEMS.is_multiple_of(C)) };
-        for c in 0..ITEMS / C {
-            let mut xs = [R::identity(); C];
-            unrolled!(C, |i| xs[i] = if (valid >> (c * C + i)) & 1 != 0 { lift(c * C + i) } else { R::identity() });
-            unrolled!(C, |i| {
-                let j = c * C + i;
-                run = if (starts >> j) & 1 != 0 { xs[i] } else { R::combine(run, xs[i]) };
-                if (ends >> j) & 1 != 0 {
-                    unsafe { ends_s.store(slot(local0 + j), run) };
-                }
-            });
-        }
+        run = unsafe { fold::<R, ITEMS, false>(tile_s, ends_s, local0, p0, starts, ends, valid) };
     }
     let (_, carry, _, total) = block_seg_scan::<R::Part, Parts<R>, B>(starts != 0, R::part_of(run, a), vslots, fslots);
     let (carry, total) = (R::part_acc(carry, a), R::part_acc(total, a));
@@ -199,22 +187,90 @@ pub unsafe fn segmented_short<R: SegmentedReduction, const B: u32, const ITEMS: 
     }
 }
 
-/// The boundaries among a thread's positions `local0..local0 + ITEMS` as
-/// bits, and whether one lies at `local0 + ITEMS`, from the window's `cnt`
-/// sorted tile positions: a search for the first at or after `local0`,
-/// then a step a boundary. Offsets out of order give some bits (never an
-/// access outside the window).
+/// Pass 1 of [`segmented_short`] over a thread's items (from `local0` of
+/// the staged tile, positions from `p0`): a run that restarts at each bit
+/// of `starts` and is stored over the staged item at each bit of `ends`;
+/// returns the run after the last item. Items outside `valid` (past the
+/// input) count as the identity, tested only where `FULL` is false.
+/// Eight items' shared loads go out together before their folds and
+/// stores (a store may be in place of a later load otherwise).
 ///
 /// # Safety
-/// The window holds `cnt` positions.
+/// The thread's items are staged; `ends_s` is the staged tile's region.
 #[inline(always)]
 #[track_caller]
-unsafe fn window_mask<const ITEMS: usize>(window: Shared<u16>, cnt: u32, local0: u32) -> (u32, bool) {
-    let (mut lo, mut hi) = (0u32, cnt);
+unsafe fn fold<R: SegmentedReduction, const ITEMS: usize, const FULL: bool>(
+    tile_s: Shared<R::In>,
+    ends_s: Shared<R::Acc>,
+    local0: usize,
+    p0: u64,
+    starts: u32,
+    ends: u32,
+    valid: u32,
+) -> R::Acc {
+    const C: usize = 8;
+    const { assert!(ITEMS.is_multiple_of(C)) };
+    let slot = |i: usize| i + i / pad_every::<R::In>(ITEMS);
+    let mut run = R::identity();
+    for c in 0..ITEMS / C {
+        let mut xs = [R::identity(); C];
+        unrolled!(C, |i| {
+            let j = c * C + i;
+            if FULL || (valid >> j) & 1 != 0 {
+                // SAFETY: the thread's staged items.
+                let x = unsafe { staged::<R::In, ITEMS>(tile_s, local0 + j) };
+                xs[i] = R::lift::<1>(&Raw { a: [x], b: [x] }, 0, p0 + j as u64);
+            }
+        });
+        unrolled!(C, |i| {
+            let j = c * C + i;
+            run = if (starts >> j) & 1 != 0 { xs[i] } else { R::combine(run, xs[i]) };
+            if (ends >> j) & 1 != 0 {
+                // SAFETY: the thread's own slot, its item already read.
+                unsafe { ends_s.store(slot(local0 + j), run) };
+            }
+        });
+    }
+    run
+}
+
+/// The boundaries among a thread's positions `local0..local0 + ITEMS` as
+/// bits, and whether one lies at `local0 + ITEMS`, from the window's `cnt`
+/// (at least one) sorted tile positions of a tile of `tile_len`: the first
+/// at or after `local0` is looked for where evenly spread boundaries would
+/// put it, then in steps that double away from that guess and a binary
+/// search of the last step (two shared loads at even lengths, where a
+/// binary search of the window took nine dependent ones at segments of
+/// 16), then a step a boundary. Offsets out of order give some bits
+/// (never an access outside the window).
+///
+/// # Safety
+/// The window holds `cnt` positions, `cnt >= 1`; `local0 < tile_len`.
+#[inline(always)]
+#[track_caller]
+unsafe fn window_mask<const ITEMS: usize>(window: Shared<u16>, cnt: u32, local0: u32, tile_len: u32) -> (u32, bool) {
+    // SAFETY (window reads): every index below cnt.
+    let at = |i: u32| unsafe { window.load(i as usize) } as u32;
+    let guess = Ord::min((cnt as u64 * local0 as u64 / tile_len as u64) as u32, cnt - 1);
+    // The answer lies in lo..=hi (hi = cnt: none at or after local0).
+    let (mut lo, mut hi) = if at(guess) < local0 {
+        let (mut lo, mut step) = (guess + 1, 1u32);
+        while lo + step - 1 < cnt && at(lo + step - 1) < local0 {
+            lo += step;
+            step *= 2;
+        }
+        (lo, Ord::min(lo + step - 1, cnt))
+    } else {
+        let (mut hi, mut step) = (guess, 1u32);
+        while hi >= step && at(hi - step) >= local0 {
+            hi -= step;
+            step *= 2;
+        }
+        (if hi >= step { hi - step + 1 } else { 0 }, hi)
+    };
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
-        // SAFETY (window reads): below cnt.
-        if (unsafe { window.load(mid as usize) } as u32) < local0 {
+        if at(mid) < local0 {
             lo = mid + 1;
         } else {
             hi = mid;
@@ -224,12 +280,12 @@ unsafe fn window_mask<const ITEMS: usize>(window: Shared<u16>, cnt: u32, local0:
     let mut mask = 0u32;
     let mut i = lo;
     while i < cnt {
-        let at = unsafe { window.load(i as usize) } as u32;
-        if at >= end {
-            return (mask, at == end);
+        let p = at(i);
+        if p >= end {
+            return (mask, p == end);
         }
-        if at >= local0 {
-            mask |= 1 << (at - local0);
+        if p >= local0 {
+            mask |= 1 << (p - local0);
         }
         i += 1;
     }
