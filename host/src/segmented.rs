@@ -54,7 +54,14 @@
 //! no tile waits on a search.
 //! Tiny, huge and mixed segments cost about the same per element. One to
 //! three launches, no allocation once the stream's temporary storage
-//! exists.
+//! exists. Under sum, product, min and max, offsets or fixed lengths whose
+//! mean segment is under 128 elements take a tile kernel of their own
+//! (`gpuprim_kernels::segmented::short`), with the same tiles and joins:
+//! each thread folds its items once, leaving every segment's value in
+//! shared memory where the segment ends, and the results go out from the
+//! boundaries, in order. On an H200 at 2^28 `i32` in segments of 16
+//! (2026-11-29): 372 us, 81% of copy (the general tile kernel 489, CUB's
+//! one-block-per-segment `DeviceSegmentedReduce` 52x slower).
 //! Offsets whose mean segment is at least 128 elements
 //! (`policy::ROUTE_MEAN[0]`), under every operator, take the
 //! *chunked path* instead (`gpuprim_kernels::segmented::chunks`): a plan

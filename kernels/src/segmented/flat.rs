@@ -215,7 +215,13 @@ impl<T: Element> Monoid<T> for Fill {
 /// As [`stage_tile_unsynced`].
 #[inline(always)]
 #[track_caller]
-unsafe fn stage<T: Element, const B: u32, const ITEMS: usize>(input: *const T, n: u64, a: u64, s: Shared<T>) {
+unsafe fn stage<T: Element, const B: u32, const ITEMS: usize>(
+    input: *const T,
+    n: u64,
+    a: u64,
+    s: Shared<T>,
+    slim: bool,
+) {
     const V: usize = 4;
     if !(size_of::<T>() == 4 && ITEMS.is_multiple_of(V) && ITEMS / V <= 16) {
         // SAFETY: forwarded.
@@ -242,11 +248,19 @@ unsafe fn stage<T: Element, const B: u32, const ITEMS: usize>(input: *const T, n
     let mut v = [[T::ZERO; V]; 16];
     // SAFETY: chunk k*B + tid of the tile lies inside it.
     unrolled!(ITEMS / V, |k| v[k] = unsafe { global::load_vec_coherent::<T, V>(base.add((k * B as usize + tid) * V)) });
+    // A vector's four elements share their pad (the pad comes every 32),
+    // so its slot is found once, in 32 bits (per element in 64 bits it
+    // took five instructions a shared store, ptxas sm_90).
+    const { assert!(pad_every::<T>(ITEMS).is_multiple_of(V) && B as usize * ITEMS < u32::MAX as usize) };
+    // Where `slim` is false (argmin and argmax, whose 40 registers then
+    // spilled 12 bytes), the slots as before.
     unrolled!(ITEMS / V, |k| {
-        let q = (k * B as usize + tid) * V;
+        let q = ((k * B as usize + tid) * V) as u32;
+        let slot = (q + q / pad_every::<T>(ITEMS) as u32) as usize;
         for (j, x) in v[k].iter().enumerate() {
+            let i = if slim { slot + j } else { at(q as usize + j) };
             // SAFETY: below tile_slots (padded as the shared staging).
-            unsafe { s.store(at(q + j), *x) };
+            unsafe { s.store(i, *x) };
         }
     });
 }
@@ -571,8 +585,16 @@ pub unsafe fn segmented_reduce<R: SegmentedReduction, const B: u32, const ITEMS:
     let window = base.after::<u16>(window_at);
     let b = Bounds { offsets, segments, seg_len, n };
     // SAFETY: the caller's contract.
-    let Prologue { tile, a, klo, khi, windowed } =
-        unsafe { prologue::<R::In, R::Acc, B, ITEMS>(input, &b, temp, bounds, policy::window_len::<R::Acc>(B) as u64) };
+    let Prologue { tile, a, klo, khi, windowed } = unsafe {
+        prologue::<R::In, R::Acc, B, ITEMS>(
+            input,
+            &b,
+            temp,
+            bounds,
+            policy::window_len::<R::Acc>(B) as u64,
+            size_of::<R::Acc>() <= 8,
+        )
+    };
     let tiles = gpu::grid_dim();
     let records = Records::<R::Acc>::new(temp, tiles as u64);
     let local0 = tid as usize * ITEMS;
@@ -748,7 +770,9 @@ pub(super) struct Prologue {
 /// from `bounds`, or searched), copied to the shared window as tile
 /// positions when it fits, and the offsets of that range checked (a bad
 /// pair counts in the `u32` at byte 4 of `temp`; a window of
-/// `window_cap` positions); ends after a barrier
+/// `window_cap` positions); ends after a barrier. `slim` (a constant of
+/// the kernel) takes the leaner staging and pass, which need more
+/// registers.
 /// wherever the threads need one to read the tile and the window.
 ///
 /// # Safety
@@ -761,6 +785,7 @@ pub(super) unsafe fn prologue<T: Element, A, const B: u32, const ITEMS: usize>(
     temp: *mut u64,
     bounds: *const u64,
     window_cap: u64,
+    slim: bool,
 ) -> Prologue {
     let (tid, lane, w) = (gpu::thread_idx(), gpu::lane(), gpu::warp_idx());
     let (n, segments) = (b.n, b.segments);
@@ -811,7 +836,7 @@ pub(super) unsafe fn prologue<T: Element, A, const B: u32, const ITEMS: usize>(
     }
     // SAFETY (from here on): shared accesses inside the carved parts,
     // boundary indices <= segments + 1, record slots of this tile.
-    unsafe { stage::<T, B, ITEMS>(input, n, a, tile_s) };
+    unsafe { stage::<T, B, ITEMS>(input, n, a, tile_s, slim) };
     let (klo, khi) = if searched {
         if w == 0 {
             let lo = unsafe { b.edge(q, tiles_u, tile_len, lo_probe) };
@@ -840,20 +865,47 @@ pub(super) unsafe fn prologue<T: Element, A, const B: u32, const ITEMS: usize>(
     let fill_end = if windowed { khi } else { klo };
     let check_end = if b.fixed() { klo } else { Ord::min(Ord::max(khi, klo), segments) };
     let mut bad = !b.fixed() && klo > khi;
+    // Fixed lengths and offsets each get a loop of their own: with the
+    // test inside, every boundary of offsets also issued the fixed
+    // length's saturating 64-bit product (about 30 instructions a
+    // boundary, ptxas sm_90). Not where `slim` is false (argmin and
+    // argmax, at 40 registers: 16-28 bytes spilled).
     let mut k = klo + tid as u64;
-    while k < Ord::max(fill_end, check_end) {
-        // k < khi <= segments + 1 (fill) or k < segments (check).
-        let at = unsafe { b.at(k) };
-        if k < fill_end {
-            // Sorted offsets put it below the tile's end; others may land
-            // anywhere (clamped: the results are unspecified then).
-            let rel = Ord::min(at.wrapping_sub(a), tile_len) as u16;
-            unsafe { window.store((k - klo) as usize, rel) };
+    let store = |k: u64, at: u64| {
+        // Sorted offsets put it below the tile's end; others may land
+        // anywhere (clamped: the results are unspecified then).
+        let rel = Ord::min(at.wrapping_sub(a), tile_len) as u16;
+        unsafe { window.store((k - klo) as usize, rel) };
+    };
+    if !slim {
+        while k < Ord::max(fill_end, check_end) {
+            let at = unsafe { b.at(k) };
+            if k < fill_end {
+                store(k, at);
+            }
+            if k < check_end {
+                bad |= at > unsafe { b.at(k + 1) };
+            }
+            k += B as u64;
         }
-        if k < check_end {
-            bad |= at > unsafe { b.at(k + 1) };
+    } else if b.fixed() {
+        // Nothing to check: only the window.
+        while k < fill_end {
+            store(k, unsafe { b.at(k) });
+            k += B as u64;
         }
-        k += B as u64;
+    } else {
+        while k < Ord::max(fill_end, check_end) {
+            // k < khi <= segments + 1 (fill) or k < segments (check).
+            let at = unsafe { global::load(b.offsets.add(k as usize)) };
+            if k < fill_end {
+                store(k, at);
+            }
+            if k < check_end {
+                bad |= at > unsafe { global::load(b.offsets.add(k as usize + 1)) };
+            }
+            k += B as u64;
+        }
     }
     if !b.fixed() {
         if last && tid == 0 {
