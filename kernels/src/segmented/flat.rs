@@ -255,10 +255,10 @@ unsafe fn stage<T: Element, const B: u32, const ITEMS: usize>(
     // Where `slim` is false (argmin and argmax, whose 40 registers then
     // spilled 12 bytes), the slots as before.
     unrolled!(ITEMS / V, |k| {
-        let q = ((k * B as usize + tid) * V) as u32;
-        let slot = (q + q / pad_every::<T>(ITEMS) as u32) as usize;
+        let (q, qw) = ((k * B as usize + tid) * V, ((k * B as usize + tid) * V) as u32);
+        let slot = (qw + qw / pad_every::<T>(ITEMS) as u32) as usize;
         for (j, x) in v[k].iter().enumerate() {
-            let i = if slim { slot + j } else { at(q as usize + j) };
+            let i = if slim { slot + j } else { at(q + j) };
             // SAFETY: below tile_slots (padded as the shared staging).
             unsafe { s.store(i, *x) };
         }
@@ -573,30 +573,108 @@ pub unsafe fn segmented_reduce<R: SegmentedReduction, const B: u32, const ITEMS:
     if unsafe { super::routed_to_ranges(route, segments) } == Some(true) {
         return;
     }
-    let tid = gpu::thread_idx();
+    let (tid, lane, w) = (gpu::thread_idx(), gpu::lane(), gpu::warp_idx());
     let tile_len = B as u64 * ITEMS as u64;
-    let [values_at, flags_at, _, window_at] = policy::smem_layout::<R::In, R::Acc>(B);
+    let tiles = gpu::grid_dim();
+    let errors = (temp as *mut u32).wrapping_add(1);
+    let records = Records::<R::Acc>::new(temp, tiles as u64);
+    const { assert!(B as usize * ITEMS <= u16::MAX as usize, "window positions are u16") };
+    let [values_at, flags_at, bounds_at, window_at] = policy::smem_layout::<R::In, R::Acc>(B);
     let base = Shared::<u8>::dynamic();
     let tile_s = base.after::<R::In>(0);
     // The parts are no larger than the accumulators the layout sizes for.
     const { assert!(size_of::<R::Part>() <= size_of::<R::Acc>()) };
     let vslots = base.after::<R::Part>(values_at);
     let fslots = base.after::<u32>(flags_at);
+    let kbounds = base.after::<u64>(bounds_at);
     let window = base.after::<u16>(window_at);
     let b = Bounds { offsets, segments, seg_len, n };
-    // SAFETY: the caller's contract.
-    let Prologue { tile, a, klo, khi, windowed } = unsafe {
-        prologue::<R::In, R::Acc, B, ITEMS>(
-            input,
-            &b,
-            temp,
-            bounds,
-            policy::window_len::<R::Acc>(B) as u64,
-            size_of::<R::Acc>() <= 8,
-        )
+    let tile = gpu::block_idx();
+    let last = tile == tiles - 1;
+    let a = tile as u64 * tile_len;
+    // The tile's boundaries: klo..khi, the first at or after a and
+    // a + tile_len. Given `bounds` ([`segmented_bounds`] ran before),
+    // every thread reads them, in flight with its loads. Else (fixed
+    // lengths, or small inputs) two warps search them: the first round of
+    // each search goes out before the warp's loads; the rest waits until
+    // they are staged (holding the loaded items through a search took 56
+    // registers instead of 40, ptxas sm_90).
+    let searched = bounds.is_null();
+    let warps = B / WARP_SIZE;
+    let (q, tiles_u) = (tile as u64, tiles as u64);
+    // SAFETY: tile edges q <= tiles.
+    let lo_probe = if searched && w == 0 { unsafe { b.edge_probe(q, tiles_u, tile_len) } } else { None };
+    let hi_probe = if searched && w == warps - 1 { unsafe { b.edge_probe(q + 1, tiles_u, tile_len) } } else { None };
+    // SAFETY: tile + 1 <= tiles: inside the caller's `tiles + 1` bounds.
+    let given = if searched {
+        (0, 0)
+    } else {
+        // Clamped: offsets that are not sorted can leave an edge unwritten
+        // (its zero) or written twice ([`segmented_bounds`]).
+        let (lo, hi) =
+            unsafe { (global::load(bounds.add(tile as usize)), global::load(bounds.add(tile as usize + 1))) };
+        (Ord::min(lo, segments + 1), Ord::min(hi, segments + 1))
     };
-    let tiles = gpu::grid_dim();
-    let records = Records::<R::Acc>::new(temp, tiles as u64);
+    // SAFETY (from here on): shared accesses inside the carved parts,
+    // boundary indices <= segments + 1, record slots of this tile.
+    unsafe { stage::<R::In, B, ITEMS>(input, n, a, tile_s, false) };
+    let (klo, khi) = if searched {
+        if w == 0 {
+            let lo = unsafe { b.edge(q, tiles_u, tile_len, lo_probe) };
+            if lane == 0 {
+                unsafe { kbounds.store(0, lo) };
+            }
+        }
+        if w == warps - 1 {
+            let hi = unsafe { b.edge(q + 1, tiles_u, tile_len, hi_probe) };
+            if lane == 0 {
+                unsafe { kbounds.store(1, hi) };
+            }
+        }
+        gpu::sync_threads();
+        unsafe { (kbounds.load(0), kbounds.load(1)) }
+    } else {
+        given
+    };
+    // The tile's boundaries klo..khi, as tile positions, go to a shared
+    // window in one coalesced pass (which also checks the offsets' order),
+    // so each thread finds its own in shared memory rather than by a
+    // chain of dependent global reads. A tile with more boundaries than
+    // the window holds (segments of 1 or 2 elements on average, or many
+    // empty ones) searches the offsets directly.
+    let windowed = klo <= khi && khi - klo <= policy::window_len::<R::Acc>(B) as u64;
+    let fill_end = if windowed { khi } else { klo };
+    let check_end = if b.fixed() { klo } else { Ord::min(Ord::max(khi, klo), segments) };
+    let mut bad = !b.fixed() && klo > khi;
+    let mut k = klo + tid as u64;
+    while k < Ord::max(fill_end, check_end) {
+        // k < khi <= segments + 1 (fill) or k < segments (check).
+        let at = unsafe { b.at(k) };
+        if k < fill_end {
+            // Sorted offsets put it below the tile's end; others may land
+            // anywhere (clamped: the results are unspecified then).
+            let rel = Ord::min(at.wrapping_sub(a), tile_len) as u16;
+            unsafe { window.store((k - klo) as usize, rel) };
+        }
+        if k < check_end {
+            bad |= at > unsafe { b.at(k + 1) };
+        }
+        k += B as u64;
+    }
+    if !b.fixed() {
+        if last && tid == 0 {
+            bad |= unsafe { b.at(segments) } > n;
+        }
+        if bad {
+            unsafe { atomic::add(errors, 1u32) };
+        }
+    }
+    // Only a written window needs a barrier (the condition is the same in
+    // every thread): a tile inside one long segment skips it; the staged
+    // tile needs one where no search had it.
+    if fill_end > klo || !searched {
+        gpu::sync_threads();
+    }
     let local0 = tid as usize * ITEMS;
     let p0 = a + local0 as u64;
     // The thread's first boundary, and its boundaries as bits of its
@@ -763,17 +841,17 @@ pub(super) struct Prologue {
     pub(super) windowed: bool,
 }
 
-/// The start of a tile of [`segmented_reduce`] and
-/// [`super::short::segmented_short`]:
-/// the tile staged in shared memory (at 0 of the layout of
+/// The start of a tile of [`super::short::segmented_short`]: the tile
+/// staged in shared memory (at 0 of the layout of
 /// [`policy::smem_layout`]`::<T, A>`), its range of boundaries found (read
 /// from `bounds`, or searched), copied to the shared window as tile
-/// positions when it fits, and the offsets of that range checked (a bad
-/// pair counts in the `u32` at byte 4 of `temp`; a window of
-/// `window_cap` positions); ends after a barrier. `slim` (a constant of
-/// the kernel) takes the leaner staging and pass, which need more
-/// registers.
-/// wherever the threads need one to read the tile and the window.
+/// positions when it fits (a window of `window_cap` positions), and the
+/// offsets of that range checked (a bad pair counts in the `u32` at byte
+/// 4 of `temp`); ends after a barrier wherever the threads need one to
+/// read the tile and the window. The same steps as the start of
+/// [`segmented_reduce`], which keeps its own copy: called from there, the
+/// leaner staging and pass below cost argmin and argmax (40 registers)
+/// 12-28 bytes of spills, and the call itself 8 for their 8-byte types.
 ///
 /// # Safety
 /// As [`segmented_reduce`]; every thread of the block calls it.
@@ -785,7 +863,6 @@ pub(super) unsafe fn prologue<T: Element, A, const B: u32, const ITEMS: usize>(
     temp: *mut u64,
     bounds: *const u64,
     window_cap: u64,
-    slim: bool,
 ) -> Prologue {
     let (tid, lane, w) = (gpu::thread_idx(), gpu::lane(), gpu::warp_idx());
     let (n, segments) = (b.n, b.segments);
@@ -836,7 +913,7 @@ pub(super) unsafe fn prologue<T: Element, A, const B: u32, const ITEMS: usize>(
     }
     // SAFETY (from here on): shared accesses inside the carved parts,
     // boundary indices <= segments + 1, record slots of this tile.
-    unsafe { stage::<T, B, ITEMS>(input, n, a, tile_s, slim) };
+    unsafe { stage::<T, B, ITEMS>(input, n, a, tile_s, true) };
     let (klo, khi) = if searched {
         if w == 0 {
             let lo = unsafe { b.edge(q, tiles_u, tile_len, lo_probe) };
@@ -868,8 +945,7 @@ pub(super) unsafe fn prologue<T: Element, A, const B: u32, const ITEMS: usize>(
     // Fixed lengths and offsets each get a loop of their own: with the
     // test inside, every boundary of offsets also issued the fixed
     // length's saturating 64-bit product (about 30 instructions a
-    // boundary, ptxas sm_90). Not where `slim` is false (argmin and
-    // argmax, at 40 registers: 16-28 bytes spilled).
+    // boundary, ptxas sm_90).
     let mut k = klo + tid as u64;
     let store = |k: u64, at: u64| {
         // Sorted offsets put it below the tile's end; others may land
@@ -877,18 +953,7 @@ pub(super) unsafe fn prologue<T: Element, A, const B: u32, const ITEMS: usize>(
         let rel = Ord::min(at.wrapping_sub(a), tile_len) as u16;
         unsafe { window.store((k - klo) as usize, rel) };
     };
-    if !slim {
-        while k < Ord::max(fill_end, check_end) {
-            let at = unsafe { b.at(k) };
-            if k < fill_end {
-                store(k, at);
-            }
-            if k < check_end {
-                bad |= at > unsafe { b.at(k + 1) };
-            }
-            k += B as u64;
-        }
-    } else if b.fixed() {
+    if b.fixed() {
         // Nothing to check: only the window.
         while k < fill_end {
             store(k, unsafe { b.at(k) });
@@ -1447,6 +1512,51 @@ unsafe fn carry_in<R: SegmentedReduction, const B: u32>(
     gpu::sync_threads();
     // SAFETY: written before the barrier above.
     unsafe { cslots.load(w as usize) }
+}
+
+/// The first of the window's `cnt` (at least one) sorted tile positions
+/// at or after `local0` (`cnt` for none), in a tile of `tile_len`: looked
+/// for where evenly spread boundaries would put it, then in steps that
+/// double away from that guess, then by a binary search of the last step.
+/// Two shared loads at even lengths, where a binary search of the window
+/// took nine dependent ones at segments of 16 (512 boundaries a tile).
+/// Offsets out of order give some index up to `cnt` (never a read outside
+/// the window).
+///
+/// # Safety
+/// `window` holds `cnt >= 1` positions, written before a barrier;
+/// `local0 < tile_len`.
+#[inline(always)]
+#[track_caller]
+pub(super) unsafe fn window_first(window: Shared<u16>, cnt: u32, local0: u32, tile_len: u32) -> u32 {
+    // SAFETY (window reads): every index below cnt.
+    let at = |i: u32| unsafe { window.load(i as usize) } as u32;
+    let guess = Ord::min((cnt as u64 * local0 as u64 / tile_len as u64) as u32, cnt - 1);
+    // The answer lies in lo..=hi (hi = cnt: none at or after local0).
+    let (mut lo, mut hi) = if at(guess) < local0 {
+        let (mut lo, mut step) = (guess + 1, 1u32);
+        while lo + step - 1 < cnt && at(lo + step - 1) < local0 {
+            lo += step;
+            step *= 2;
+        }
+        (lo, Ord::min(lo + step - 1, cnt))
+    } else {
+        let (mut hi, mut step) = (guess, 1u32);
+        while hi >= step && at(hi - step) >= local0 {
+            hi -= step;
+            step *= 2;
+        }
+        (if hi >= step { hi - step + 1 } else { 0 }, hi)
+    };
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if at(mid) < local0 {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
 }
 
 /// [`boundary_bits`] from the shared window of the tile's `cnt`

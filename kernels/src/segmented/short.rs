@@ -3,7 +3,9 @@
 //! thread's items that leaves every segment's value where the segment
 //! ends, and a pass over the boundaries that writes them out.
 
-use super::flat::{Bounds, Parts, Prologue, Records, WRITTEN, block_seg_scan, prologue, quiet_record, staged};
+use super::flat::{
+    Bounds, Parts, Prologue, Records, WRITTEN, block_seg_scan, prologue, quiet_record, staged, window_first,
+};
 use super::{SegmentedReduction, policy};
 use crate::block::tile::{first_items, pad_every};
 use crate::gpu::{self, Shared, global, warp as gpu_warp};
@@ -86,9 +88,8 @@ pub unsafe fn segmented_short<R: SegmentedReduction, const B: u32, const ITEMS: 
     let window = base.after::<u16>(window_at);
     let b = Bounds { offsets, segments, seg_len, n };
     // SAFETY: the caller's contract.
-    let Prologue { tile, a, klo, khi, windowed } = unsafe {
-        prologue::<R::In, R::Acc, B, ITEMS>(input, &b, temp, bounds, policy::window_len::<R::Acc>(B) as u64, true)
-    };
+    let Prologue { tile, a, klo, khi, windowed } =
+        unsafe { prologue::<R::In, R::Acc, B, ITEMS>(input, &b, temp, bounds, policy::window_len::<R::Acc>(B) as u64) };
     let records = Records::<R::Acc>::new(temp, gpu::grid_dim() as u64);
     let local0 = tid as usize * ITEMS;
     let p0 = a + local0 as u64;
@@ -244,12 +245,9 @@ unsafe fn fold<R: SegmentedReduction, const ITEMS: usize, const FULL: bool>(
 /// The boundaries among a thread's positions `local0..local0 + ITEMS` as
 /// bits, and whether one lies at `local0 + ITEMS`, from the window's `cnt`
 /// (at least one) sorted tile positions of a tile of `tile_len`: the first
-/// at or after `local0` is looked for where evenly spread boundaries would
-/// put it, then in steps that double away from that guess and a binary
-/// search of the last step (two shared loads at even lengths, where a
-/// binary search of the window took nine dependent ones at segments of
-/// 16), then a step a boundary. Offsets out of order give some bits
-/// (never an access outside the window).
+/// at or after `local0` ([`window_first`]), then a step a boundary.
+/// Offsets out of order give some bits (never an access outside the
+/// window).
 ///
 /// # Safety
 /// The window holds `cnt` positions, `cnt >= 1`; `local0 < tile_len`.
@@ -258,31 +256,7 @@ unsafe fn fold<R: SegmentedReduction, const ITEMS: usize, const FULL: bool>(
 unsafe fn window_mask<const ITEMS: usize>(window: Shared<u16>, cnt: u32, local0: u32, tile_len: u32) -> (u32, bool) {
     // SAFETY (window reads): every index below cnt.
     let at = |i: u32| unsafe { window.load(i as usize) } as u32;
-    let guess = Ord::min((cnt as u64 * local0 as u64 / tile_len as u64) as u32, cnt - 1);
-    // The answer lies in lo..=hi (hi = cnt: none at or after local0).
-    let (mut lo, mut hi) = if at(guess) < local0 {
-        let (mut lo, mut step) = (guess + 1, 1u32);
-        while lo + step - 1 < cnt && at(lo + step - 1) < local0 {
-            lo += step;
-            step *= 2;
-        }
-        (lo, Ord::min(lo + step - 1, cnt))
-    } else {
-        let (mut hi, mut step) = (guess, 1u32);
-        while hi >= step && at(hi - step) >= local0 {
-            hi -= step;
-            step *= 2;
-        }
-        (if hi >= step { hi - step + 1 } else { 0 }, hi)
-    };
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        if at(mid) < local0 {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
+    let lo = unsafe { window_first(window, cnt, local0, tile_len) };
     let end = local0 + ITEMS as u32;
     let mut mask = 0u32;
     let mut i = lo;
