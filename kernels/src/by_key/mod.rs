@@ -11,8 +11,9 @@
 //! `c` counts segment starts (a `u64`, so more than 2^32 elements work) and
 //! `v` carries the combine of the values since the last start. The
 //! operator is associative but not commutative, so tiles combine in order
-//! through the look-back, whose status words carry the whole 16-byte
-//! [`Carry`].
+//! through the look-back, whose status words carry the whole pair: a
+//! 16-byte [`Carry`], or, for 4-byte values when `n < 2^32`, the 8-byte
+//! [`Local`] (see [`Status`]).
 //!
 //! ```text
 //! keys     a a b b b c d d
@@ -40,8 +41,9 @@
 //! combines its pairs as [`Local`]s (32-bit counts: a tile has fewer than
 //! 2^32 items); the block scans the thread totals
 //! ([`crate::block::scan::exclusive_scan`]); thread 0 publishes the tile's
-//! aggregate, widened to a [`Carry`], and the block looks back for the
-//! tiles before it ([`crate::single_pass::exclusive_prefix_by_warp`]).
+//! aggregate (narrow or wide, [`Status`]), and warp 0 looks back for the
+//! tiles before it ([`crate::single_pass::exclusive_prefix_by_warp`],
+//! after a short sleep, [`policy::LOOK_BACK_DELAY_NS`]).
 //! Where the values are 0 or 1 under [`Sum`] (run lengths), they are bits
 //! (`Ones`) and a thread's fold is two population counts (H200, 2^28
 //! `i32`: run-length encoding 469 us at runs of 1000, 1.44x CUB, 528
@@ -267,7 +269,10 @@ pub(crate) struct TileSmem<V: Value> {
     /// The runs' positions; empty (not to be used) in a layout without.
     pub(crate) pos: Shared<u16>,
     pub(crate) warps: Shared<Local<V>>,
+    /// The look-back's shared memory for the wide status ([`Carry`]s)...
     pub(crate) look: LookBackSmem<Carry<V>>,
+    /// ...and the same bytes for the narrow one ([`Local`]s).
+    pub(crate) look_narrow: LookBackSmem<Local<V>>,
     pub(crate) word: Shared<u64>,
     pub(crate) edges: Shared<u32>,
 }
@@ -290,6 +295,7 @@ impl<V: Value> TileSmem<V> {
             pos: a.after::<u16>(pos_at),
             warps: a.after::<Local<V>>(warps_at),
             look: LookBackSmem::carve(a.after::<Carry<V>>(look_at)),
+            look_narrow: LookBackSmem::carve(a.after::<Local<V>>(look_at)),
             word: a.after::<u64>(word_at),
             edges: a.after::<u32>(word_at + 16),
         }
@@ -410,18 +416,75 @@ pub(crate) unsafe fn key_flags<K: Element, const B: u32, const I: usize>(
 #[inline(always)]
 #[track_caller]
 pub(crate) unsafe fn scan_pairs<V: Value, Op: Monoid<V>, const B: u32, const I: usize>(
-    status: &TileStatus<Carry<V>>,
+    status: &Status,
     tile: u32,
     pairs: &Pairs<impl PairValues<V, Op>>,
     smem: &TileSmem<V>,
 ) -> Scanned<V> {
+    const DELAY: u32 = policy::LOOK_BACK_DELAY_NS;
     let mine = pairs.fold::<V, Op, I>();
     let (run, total) = exclusive_scan::<Local<V>, Segmented<Op>, B>(mine, smem.warps);
-    let wide = total.wide();
-    // SAFETY: the caller's contract.
-    unsafe { publish_aggregate(status, tile, wide) };
-    let before = unsafe { exclusive_prefix_by_warp::<Carry<V>, Segmented<Op>>(status, tile, wide, &smem.look) };
+    // SAFETY (both arms): the caller's contract; the status is read in the
+    // form every block of the launch writes (`narrow` follows from `n`).
+    let before = if status.narrow::<V>() {
+        let st = TileStatus::<Local<V>>::new(status.temp);
+        unsafe { publish_aggregate(&st, tile, total) };
+        unsafe { exclusive_prefix_by_warp::<Local<V>, Segmented<Op>, DELAY>(&st, tile, total, &smem.look_narrow) }
+            .wide()
+    } else {
+        let st = TileStatus::<Carry<V>>::new(status.temp);
+        let wide = total.wide();
+        unsafe { publish_aggregate(&st, tile, wide) };
+        unsafe { exclusive_prefix_by_warp::<Carry<V>, Segmented<Op>, DELAY>(&st, tile, wide, &smem.look) }
+    };
     Scanned { before, run, total }
+}
+
+/// The status of a launch's tiles, in one of two forms chosen by the
+/// input's length, the same in every block:
+///
+/// - **narrow**, for 4-byte values when `n < 2^32`: each tile's pair as a
+///   [`Local`] (a 32-bit count, which then cannot wrap, and the value), 8
+///   bytes in two status words;
+/// - **wide** otherwise: a [`Carry`] (a 64-bit count), 16 bytes in four.
+///
+/// Half the words halve what a tile publishes (two atomics, not four) and
+/// what a look-back reads. H200, 2^28 `u64` keys with 4-byte values, with
+/// the look-back's delay ([`policy::LOOK_BACK_DELAY_NS`]), against the
+/// wide status without it in the same call: `reduce_by_key` 1.02-1.03x
+/// at runs of 1, 1.04-1.05x at 8, 1.07-1.08x at 1000; the scans by key
+/// 1.04-1.05x; run-length encoding 1.07x; the non-trivial runs 1.04x
+/// (`docs/tuning/by_key.md`).
+#[derive(Clone, Copy)]
+pub struct Status {
+    pub(crate) temp: *mut u64,
+    n: u64,
+}
+
+impl Status {
+    /// The status in the storage at `temp` of a launch over `n` items.
+    #[inline(always)]
+    pub(crate) fn new(temp: *mut u64, n: u64) -> Self {
+        Status { temp, n }
+    }
+
+    /// Whether tiles of `V` values publish the narrow form.
+    #[inline(always)]
+    pub(crate) fn narrow<V: Value>(&self) -> bool {
+        size_of::<V>() == 4 && self.n <= u32::MAX as u64
+    }
+
+    /// This block's tile, by ticket ([`TileStatus::take_ticket`]; the
+    /// counter is the same word in either form).
+    ///
+    /// # Safety
+    /// As [`TileStatus::take_ticket`].
+    #[inline(always)]
+    #[track_caller]
+    pub(crate) unsafe fn take_ticket(&self, slot: Shared<u32>) -> u32 {
+        // SAFETY: forwarded.
+        unsafe { TileStatus::<u64>::new(self.temp).take_ticket(slot) }
+    }
 }
 
 /// A thread's `I` pairs: item `j` starts a segment where bit `j` of
@@ -526,7 +589,7 @@ impl<V: Value> Scanned<V> {
 /// and the head and tail flags of this thread's keys.
 pub(crate) struct KeyTile<V: Value> {
     pub(crate) s: TileSmem<V>,
-    pub(crate) status: TileStatus<Carry<V>>,
+    pub(crate) status: Status,
     pub(crate) tile: u32,
     pub(crate) start: u64,
     pub(crate) f: Flags,
@@ -570,7 +633,7 @@ pub(crate) unsafe fn open_key_tile<
     unsafe { clear_words::<B>(spare, spare_words) };
     let s = TileSmem::<V>::carve::<K, OA, SB, OB, I, POS>(B);
     let sk = s.a.after::<K>(0);
-    let status = TileStatus::<Carry<V>>::new(temp);
+    let status = Status::new(temp, n);
     if PREFETCH {
         let guess = gpu::block_idx() as u64 * tile_len(B, I);
         unsafe { prefetch_tile::<K, B, I>(keys, n, guess) };

@@ -25,8 +25,8 @@ fn tile_position<const I: usize>(j: usize) -> u16 {
 /// unique  a b c           its slot in the tile is c - c_before, and the
 /// aggr    3 12 6          block writes the tile's runs contiguously
 /// ```
-/// One block per tile, tiles taken by ticket; status (16-byte [`Carry`](super::Carry)s)
-/// in `temp`, zeroed; `spare` (`spare_words` words, the other half of
+/// One block per tile, tiles taken by ticket; status ([`Status`](super::Status):
+/// at most 16 bytes a tile) in `temp`, zeroed; `spare` (`spare_words` words, the other half of
 /// double-buffered storage) is zeroed for the next launch. Outputs at
 /// index `cap` and beyond are dropped. Shared memory:
 /// [`smem_bytes`](super::smem_bytes)`::<K, K, V, V>(B, I, true)`, `I` from [`items`](super::policy::items).

@@ -3,11 +3,11 @@
 //! [module docs](super) for the scan they share.
 
 use super::policy::{self, tile_len};
-use super::{Carry, KeyTile, Pairs, Span, TileSmem, Value, open_key_tile, pad, scan_pairs};
+use super::{KeyTile, Pairs, Span, TileSmem, Value, open_key_tile, pad, scan_pairs};
 use crate::block::tile::{read_items, stage_tile_unsynced, store_tile};
 use crate::gpu::{self, global};
 use crate::ops::{Element, Monoid, Sum};
-use crate::single_pass::{TileStatus, clear_words, from_words};
+use crate::single_pass::{clear_words, from_words};
 use crate::warp;
 
 /// This thread's outputs from the value carried into its first item
@@ -157,7 +157,7 @@ pub unsafe fn segmented_scan<V: Value, Op: Monoid<V>, const B: u32, const I: usi
     unsafe { clear_words::<B>(spare, spare_words) };
     let s = TileSmem::<V>::carve::<u32, u32, V, V, I, false>(B);
     let (flags, sv) = (s.a.after::<u32>(0), s.b.after::<V>(0));
-    let status = TileStatus::<Carry<V>>::new(temp);
+    let status = super::Status::new(temp, n);
     let tile = unsafe { status.take_ticket(s.look.ticket) };
     let start = tile as u64 * tile_len(B, I);
     unsafe { stage_tile_unsynced::<V, Op, B, I>(input, n, start, sv) };

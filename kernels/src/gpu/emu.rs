@@ -108,6 +108,7 @@ pub fn div_approx(a: f32, b: f32) -> f32 {
 /// # Safety
 /// None beyond the GPU version's: `_p` is not read.
 pub unsafe fn prefetch_l2(_p: *const u8) {}
+pub fn nanosleep(_ns: u32) {}
 pub fn f16_to_f32(bits: u16) -> f32 {
     half::f16::from_bits(bits).to_f32()
 }

@@ -122,6 +122,13 @@ pub unsafe fn prefetch_l2(p: *const u8) {
     unsafe { imp::prefetch_l2(p) }
 }
 
+/// Suspend the calling thread for about `ns` nanoseconds (PTX
+/// `nanosleep`, a hint); nothing on the host.
+#[inline(always)]
+pub fn nanosleep(ns: u32) {
+    imp::nanosleep(ns)
+}
+
 /// Block-wide barrier (`__syncthreads`, PTX `bar.sync 0`).
 ///
 /// Every thread of the block must reach the same call; the emulator reports

@@ -51,6 +51,11 @@ pub unsafe fn prefetch_l2(p: *const u8) {
     unsafe { asm!("prefetch.global.L2 [{0}];", in(reg64) p, options(nostack, preserves_flags)) };
 }
 #[inline(always)]
+pub fn nanosleep(ns: u32) {
+    // SAFETY: a hint that suspends the thread for about `ns` nanoseconds.
+    unsafe { asm!("nanosleep.u32 {0};", in(reg32) ns, options(nomem, nostack, preserves_flags)) };
+}
+#[inline(always)]
 pub fn max_registers<const N: u32>() {
     // SAFETY: a comment, no instruction: `gpuprim_builder::REGISTER_CAP_MARKER`
     // and the number (asm! takes a literal, so the text is repeated here).

@@ -71,7 +71,10 @@ pub unsafe fn exclusive_prefix<T: Item, Op: Monoid<T>, const B: u32>(
 
 /// [`exclusive_prefix`] with the look-back done by warp 0 alone, 32
 /// predecessors a round, while the other warps wait at one barrier; the
-/// result reaches them through `smem.prefix`.
+/// result reaches them through `smem.prefix`. In a launch of at least 500
+/// blocks the warp first sleeps `DELAY_NS` nanoseconds (as CUB's
+/// look-back does), so that its first read finds its youngest
+/// predecessors published.
 ///
 /// The block-wide [`look_back`] reads a window of `B` tiles with every
 /// thread and scans it with every warp, which hides the latency of a slow
@@ -84,7 +87,7 @@ pub unsafe fn exclusive_prefix<T: Item, Op: Monoid<T>, const B: u32>(
 /// As [`exclusive_prefix`].
 #[inline(always)]
 #[track_caller]
-pub unsafe fn exclusive_prefix_by_warp<T: Item, Op: Monoid<T>>(
+pub unsafe fn exclusive_prefix_by_warp<T: Item, Op: Monoid<T>, const DELAY_NS: u32>(
     status: &TileStatus<T>,
     tile: u32,
     aggregate: T,
@@ -94,6 +97,9 @@ pub unsafe fn exclusive_prefix_by_warp<T: Item, Op: Monoid<T>>(
         return Op::identity();
     }
     if gpu::warp_idx() == 0 {
+        if DELAY_NS > 0 && gpu::grid_dim() >= 500 {
+            gpu::nanosleep(DELAY_NS);
+        }
         let lane = gpu::lane();
         let mut carried = Op::identity();
         // The nearest predecessor this round covers (lane 31's tile).
