@@ -60,3 +60,13 @@ pub const fn prefetch(drops: bool, values: bool) -> bool {
 pub const fn tile_len<T>(b: u32, drops: bool) -> u64 {
     b as u64 * if drops { drop_items::<T>() } else { items::<T>() } as u64
 }
+
+/// Nanoseconds every thread of a select, partition or unique block sleeps
+/// before the look-back's first status read, in launches of at least 500
+/// tiles ([`crate::single_pass::exclusive_prefix`]): meanwhile the
+/// youngest predecessors publish, and fewer reads go to L2 for nothing.
+/// H200, `i32`, against none in the same call (one run): 1.00-1.075x at
+/// all 32 points of the group (2^24 and 2^28), the most at 2^28 for
+/// `select_if/0%` (358 -> 333 us) and `select_flagged/0%` (461 -> 433);
+/// none slower. See `docs/tuning/scan.md`.
+pub const LOOK_BACK_DELAY_NS: u32 = 500;

@@ -44,14 +44,16 @@ pub unsafe fn publish_aggregate<T: Item>(status: &TileStatus<T>, tile: u32, aggr
 /// every thread, after [`publish_aggregate`] published `aggregate` (thread
 /// 0's value counts). Thread 0 then publishes the tile's inclusive PREFIX,
 /// `prefix . aggregate`, for its successors. Uses the look-back slots of
-/// `smem`.
+/// `smem`. In a launch of at least 500 blocks the block first sleeps
+/// `DELAY_NS` nanoseconds (0: not at all), so that its first read finds
+/// its youngest predecessors published (CUB's look-back does the same).
 ///
 /// # Safety
 /// As [`look_back`]; [`publish_aggregate`] ran for this tile with the same
 /// `aggregate`; all threads of the block call it.
 #[inline(always)]
 #[track_caller]
-pub unsafe fn exclusive_prefix<T: Item, Op: Monoid<T>, const B: u32>(
+pub unsafe fn exclusive_prefix<T: Item, Op: Monoid<T>, const B: u32, const DELAY_NS: u32>(
     status: &TileStatus<T>,
     tile: u32,
     aggregate: T,
@@ -59,6 +61,9 @@ pub unsafe fn exclusive_prefix<T: Item, Op: Monoid<T>, const B: u32>(
 ) -> T {
     if tile == 0 {
         return Op::identity();
+    }
+    if DELAY_NS > 0 && gpu::grid_dim() >= 500 {
+        gpu::nanosleep(DELAY_NS);
     }
     // SAFETY: forwarded.
     let before = unsafe { look_back::<T, Op, B>(status, tile, smem.slots, smem.flags, smem.near) };
