@@ -138,7 +138,9 @@ pub unsafe fn scan_lookback<T: Item, Op: Monoid<T>, const B: u32, const ITEMS: u
     if !Op::COMMUTATIVE {
         unsafe { publish_aggregate(&status, tile, aggregate) };
     }
-    let before = unsafe { exclusive_prefix::<T, Op, B, { super::policy::LOOK_BACK_DELAY_NS }>(&status, tile, aggregate, &smem.look) };
+    let before = unsafe {
+        exclusive_prefix::<T, Op, B, { super::policy::LOOK_BACK_DELAY_NS }>(&status, tile, aggregate, &smem.look)
+    };
     let init: T = from_words([init_lo, init_hi]);
     let start_value = Op::combine(Op::combine(init, before), prefix);
     unsafe {
