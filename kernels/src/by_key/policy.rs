@@ -91,11 +91,16 @@ pub const PREFETCH_SCANS: bool = false;
 /// ([`crate::single_pass::exclusive_prefix_by_warp`]): the youngest
 /// predecessors publish meanwhile, so the first read finds more of the
 /// window complete and fewer reads go to L2 for nothing (CUB's look-back
-/// for reduce-by-key on sm_90 waits 560). H200, 2^28 `u64` keys with
-/// 4-byte values, 500 against none in the same call: 1.01-1.02x on every
-/// by-key kernel with the wide status, 1.00-1.03x with the narrow one. See
-/// `docs/tuning/by_key.md`.
-pub const LOOK_BACK_DELAY_NS: u32 = 500;
+/// for reduce-by-key on sm_90 waits 560, for the scans by key 1125).
+/// H200, 2^28 `u64` keys with 4-byte values, 500 against none in the same
+/// call: 1.01-1.02x on every by-key kernel with the wide status,
+/// 1.00-1.03x with the narrow one; then 1000 against 500 (two runs each,
+/// `i32` and `f32`, 2^28): 1.00-1.02x at all 13 points; 250 0.98-0.99x;
+/// 1500 against 1000 (`i32`) 0.98-0.99x but at runs of 1 (1.01x). A sleep
+/// between reads of a still INVALID status, as select's
+/// ([`crate::select::policy::LOOK_BACK_POLL_NS`]), made these kernels
+/// 2-5% slower (150 ns), so they have none. See `docs/tuning/by_key.md`.
+pub const LOOK_BACK_DELAY_NS: u32 = 1000;
 
 /// Elements of one tile at block size `b` and `items` per thread.
 pub const fn tile_len(b: u32, items: usize) -> u64 {

@@ -139,7 +139,7 @@ pub unsafe fn scan_lookback<T: Item, Op: Monoid<T>, const B: u32, const ITEMS: u
         unsafe { publish_aggregate(&status, tile, aggregate) };
     }
     let before = unsafe {
-        exclusive_prefix::<T, Op, B, { super::policy::LOOK_BACK_DELAY_NS }>(&status, tile, aggregate, &smem.look)
+        exclusive_prefix::<T, Op, B, { super::policy::LOOK_BACK_DELAY_NS }, 0>(&status, tile, aggregate, &smem.look)
     };
     let init: T = from_words([init_lo, init_hi]);
     let start_value = Op::combine(Op::combine(init, before), prefix);

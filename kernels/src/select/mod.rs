@@ -628,7 +628,9 @@ pub unsafe fn select_tiles<T: Element, V: Copy, C: Classify<T>, L: Layout, const
     let aggregate = L::agg(total);
     unsafe { publish_aggregate(&status, tile, aggregate) };
     let prefix = unsafe {
-        exclusive_prefix::<L::Agg, L::AggOp, B, { policy::LOOK_BACK_DELAY_NS }>(&status, tile, aggregate, &smem.look)
+        exclusive_prefix::<L::Agg, L::AggOp, B, { policy::LOOK_BACK_DELAY_NS }, { policy::LOOK_BACK_POLL_NS }>(
+            &status, tile, aggregate, &smem.look,
+        )
     };
     let (s1, s2) = (total & 0xFFFF, total >> 16);
     let (b1, b2) = L::split(prefix);

@@ -68,5 +68,18 @@ pub const fn tile_len<T>(b: u32, drops: bool) -> u64 {
 /// H200, `i32`, against none in the same call (one run): 1.00-1.075x at
 /// all 32 points of the group (2^24 and 2^28), the most at 2^28 for
 /// `select_if/0%` (358 -> 333 us) and `select_flagged/0%` (461 -> 433);
-/// none slower. See `docs/tuning/scan.md`.
+/// none slower. 1000 and 250 measured no better (0.96-1.02x and
+/// 0.97-1.00x at 2^28). See `docs/tuning/scan.md`.
 pub const LOOK_BACK_DELAY_NS: u32 = 500;
+
+/// Nanoseconds a look-back thread sleeps between reads of a predecessor's
+/// status that is still INVALID ([`crate::single_pass::TileStatus::wait`]),
+/// as CUB's look-back does: fewer reads that find nothing compete at L2
+/// with the publishes they wait for. H200, `i32`, 150 against none in the
+/// same call, the whole group at 2^24 and 2^28: 21 of 32 points 1.01-1.04x,
+/// four 0.99x (the two-way partition at 50%, and at 100% at 2^24;
+/// `unique_by_key/run8` at 2^28), the rest within 0.5%; at 2^28
+/// `select_if/0%` 333 -> 321 us, `unique/run1000` 421 -> 406,
+/// `unique_by_key/run1000` 797 -> 765. 300 measured the same as 150. See
+/// `docs/tuning/scan.md`.
+pub const LOOK_BACK_POLL_NS: u32 = 150;

@@ -20,7 +20,7 @@
 //! ```
 //! Everything combines in tile order, so the operator need not commute.
 
-use super::status::{AGGREGATE, PREFIX, TileStatus};
+use super::status::{AGGREGATE, PREFIX, SLEEP_MIN_BLOCKS, TileStatus};
 use crate::gpu::{self, Shared, WARP_SIZE, warp as gpu_warp};
 use crate::ops::{Item, Monoid};
 use crate::warp;
@@ -44,16 +44,18 @@ pub unsafe fn publish_aggregate<T: Item>(status: &TileStatus<T>, tile: u32, aggr
 /// every thread, after [`publish_aggregate`] published `aggregate` (thread
 /// 0's value counts). Thread 0 then publishes the tile's inclusive PREFIX,
 /// `prefix . aggregate`, for its successors. Uses the look-back slots of
-/// `smem`. In a launch of at least 500 blocks the block first sleeps
-/// `DELAY_NS` nanoseconds (0: not at all), so that its first read finds
-/// its youngest predecessors published (CUB's look-back does the same).
+/// `smem`. In a launch of at least [`SLEEP_MIN_BLOCKS`] blocks the block
+/// first sleeps `DELAY_NS` nanoseconds (0: not at all), so that its first
+/// read finds its youngest predecessors published (CUB's look-back does
+/// the same); a thread that reads a predecessor still INVALID sleeps
+/// `POLL_NS` between reads ([`TileStatus::wait`]).
 ///
 /// # Safety
 /// As [`look_back`]; [`publish_aggregate`] ran for this tile with the same
 /// `aggregate`; all threads of the block call it.
 #[inline(always)]
 #[track_caller]
-pub unsafe fn exclusive_prefix<T: Item, Op: Monoid<T>, const B: u32, const DELAY_NS: u32>(
+pub unsafe fn exclusive_prefix<T: Item, Op: Monoid<T>, const B: u32, const DELAY_NS: u32, const POLL_NS: u32>(
     status: &TileStatus<T>,
     tile: u32,
     aggregate: T,
@@ -62,11 +64,11 @@ pub unsafe fn exclusive_prefix<T: Item, Op: Monoid<T>, const B: u32, const DELAY
     if tile == 0 {
         return Op::identity();
     }
-    if DELAY_NS > 0 && gpu::grid_dim() >= 500 {
+    if DELAY_NS > 0 && gpu::grid_dim() >= SLEEP_MIN_BLOCKS {
         gpu::nanosleep(DELAY_NS);
     }
     // SAFETY: forwarded.
-    let before = unsafe { look_back::<T, Op, B>(status, tile, smem.slots, smem.flags, smem.near) };
+    let before = unsafe { look_back::<T, Op, B, POLL_NS>(status, tile, smem.slots, smem.flags, smem.near) };
     if gpu::thread_idx() == 0 {
         // SAFETY: each (tile, PREFIX) once; the words hold the aggregate.
         unsafe { status.publish(tile, PREFIX, Op::combine(before, aggregate), Some(aggregate)) };
@@ -76,10 +78,10 @@ pub unsafe fn exclusive_prefix<T: Item, Op: Monoid<T>, const B: u32, const DELAY
 
 /// [`exclusive_prefix`] with the look-back done by warp 0 alone, 32
 /// predecessors a round, while the other warps wait at one barrier; the
-/// result reaches them through `smem.prefix`. In a launch of at least 500
-/// blocks the warp first sleeps `DELAY_NS` nanoseconds (as CUB's
-/// look-back does), so that its first read finds its youngest
-/// predecessors published.
+/// result reaches them through `smem.prefix`. In a launch of at least
+/// [`SLEEP_MIN_BLOCKS`] blocks the warp first sleeps `DELAY_NS`
+/// nanoseconds (as CUB's look-back does), so that its first read finds
+/// its youngest predecessors published.
 ///
 /// The block-wide [`look_back`] reads a window of `B` tiles with every
 /// thread and scans it with every warp, which hides the latency of a slow
@@ -102,7 +104,7 @@ pub unsafe fn exclusive_prefix_by_warp<T: Item, Op: Monoid<T>, const DELAY_NS: u
         return Op::identity();
     }
     if gpu::warp_idx() == 0 {
-        if DELAY_NS > 0 && gpu::grid_dim() >= 500 {
+        if DELAY_NS > 0 && gpu::grid_dim() >= SLEEP_MIN_BLOCKS {
             gpu::nanosleep(DELAY_NS);
         }
         let lane = gpu::lane();
@@ -113,7 +115,8 @@ pub unsafe fn exclusive_prefix_by_warp<T: Item, Op: Monoid<T>, const DELAY_NS: u
             let mine = top - (WARP_SIZE - 1 - lane) as i64;
             // Tiles before 0 count as an identity PREFIX (see look_back).
             // SAFETY (status): 0 <= mine < tile, whose block runs or is done.
-            let (flag, value) = if mine >= 0 { unsafe { status.wait(mine as u32) } } else { (PREFIX, Op::identity()) };
+            let (flag, value) =
+                if mine >= 0 { unsafe { status.wait::<0>(mine as u32) } } else { (PREFIX, Op::identity()) };
             // The highest lane holding a PREFIX, or -1: the window from it
             // on, in order, is what this round adds.
             let stop = warp::max_i32(if flag == PREFIX { lane as i32 } else { -1 });
@@ -142,7 +145,9 @@ pub unsafe fn exclusive_prefix_by_warp<T: Item, Op: Monoid<T>, const DELAY_NS: u
 /// The combine of every tile before `tile` (its exclusive prefix), by all
 /// `B` threads of the block, `B` predecessors per round; every thread
 /// returns it. `slots`, `flags` and `near` hold two sets of 32 (one per
-/// round parity, so no round waits for the previous one's readers).
+/// round parity, so no round waits for the previous one's readers). A
+/// thread whose predecessor is still INVALID sleeps `POLL_NS` between
+/// reads of it.
 ///
 /// A round reads the status of every tile of its window once, all reads in
 /// flight together, and finds the nearest PREFIX among them (a shuffle max
@@ -156,7 +161,7 @@ pub unsafe fn exclusive_prefix_by_warp<T: Item, Op: Monoid<T>, const DELAY_NS: u
 /// is running or done; all threads of the block call it.
 #[inline(always)]
 #[track_caller]
-pub unsafe fn look_back<T: Item, Op: Monoid<T>, const B: u32>(
+pub unsafe fn look_back<T: Item, Op: Monoid<T>, const B: u32, const POLL_NS: u32>(
     status: &TileStatus<T>,
     tile: u32,
     slots: Shared<T>,
@@ -198,7 +203,7 @@ pub unsafe fn look_back<T: Item, Op: Monoid<T>, const B: u32>(
         if tid as i32 > nearest && got.is_none() {
             // SAFETY: as above (`got` is only None for mine >= 0); the
             // tile's block runs or is done.
-            got = Some(unsafe { status.wait(mine as u32) });
+            got = Some(unsafe { status.wait::<POLL_NS>(mine as u32) });
         }
         let (flag, value) = got.unwrap_or((AGGREGATE, Op::identity()));
         // This warp's highest lane holding a PREFIX now (a tile may have

@@ -11,7 +11,7 @@
 //! let tile   = status.take_ticket(smem.ticket);       // tiles in start order (progress)
 //! ... load the tile, reduce it to `aggregate` ...
 //! publish_aggregate(&status, tile, aggregate);         // thread 0
-//! let before = exclusive_prefix::<A, Op, B>(&status, tile, aggregate, &smem);
+//! let before = exclusive_prefix::<A, Op, B, DELAY_NS, POLL_NS>(&status, tile, aggregate, &smem);
 //! ... finish the tile with `before` ...
 //! ```
 //! A kernel whose tiles live long may first ask L2 for the tile of its
@@ -31,7 +31,9 @@ pub mod look_back;
 pub mod status;
 
 pub use look_back::{exclusive_prefix, exclusive_prefix_by_warp, look_back, publish_aggregate};
-pub use status::{AGGREGATE, INVALID, PREFIX, TileStatus, clear_words, from_words, status_bytes, to_words};
+pub use status::{
+    AGGREGATE, INVALID, PREFIX, SLEEP_MIN_BLOCKS, TileStatus, clear_words, from_words, status_bytes, to_words,
+};
 
 use crate::gpu::Shared;
 use crate::ops::Item;

@@ -231,22 +231,37 @@ impl<T: Item> TileStatus<T> {
     }
 
     /// Spin until `tile` has a flag other than `INVALID` in all its words;
-    /// return the flag and its value.
+    /// return the flag and its value. In a launch of at least
+    /// [`SLEEP_MIN_BLOCKS`] blocks the thread sleeps `POLL_NS` nanoseconds
+    /// between reads (0: not at all), so that fewer reads that find
+    /// nothing new compete at L2 with the reads and publishes that do
+    /// (CUB's look-back does the same, with a delay tuned per primitive;
+    /// small launches, where the look-back's latency is the launch's, poll
+    /// without a pause).
     ///
     /// # Safety
     /// `tile` is below the launch's tile count, the storage is live, and
     /// the tile's block is running or done (else this never returns).
     #[inline(always)]
     #[track_caller]
-    pub unsafe fn wait(&self, tile: u32) -> (u32, T) {
+    pub unsafe fn wait<const POLL_NS: u32>(&self, tile: u32) -> (u32, T) {
         loop {
             // SAFETY: the caller's contract.
             if let Some(got) = Self::decode(unsafe { self.read(tile) }) {
                 return got;
             }
+            if POLL_NS > 0 && gpu::grid_dim() >= SLEEP_MIN_BLOCKS {
+                gpu::nanosleep(POLL_NS);
+            }
         }
     }
 }
+
+/// The launches whose look-backs sleep (before the first status read, and
+/// between reads of an INVALID status): those of at least this many
+/// blocks, as CUB's. In smaller ones the look-back's latency is the
+/// launch's, and there are too few tiles for the reads to crowd L2.
+pub const SLEEP_MIN_BLOCKS: u32 = 500;
 
 /// Zero `words` 64-bit words at `p`, grid-stride: a scan's status region
 /// before a launch (the `scan_clear` kernel), or, from inside a

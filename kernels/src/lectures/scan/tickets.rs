@@ -79,7 +79,7 @@ pub unsafe fn scan_tickets<T: Item, Op: Monoid<T>, const B: u32, const ITEMS: us
         } else {
             // Only PREFIX is ever published here, so the first flag seen
             // is the predecessor's running total.
-            let (_flag, v) = unsafe { status.wait(tile - 1) };
+            let (_flag, v) = unsafe { status.wait::<0>(tile - 1) };
             v
         };
         unsafe {
