@@ -15,38 +15,31 @@
 //!   order in the same output ([`Partition`], as CUB's `DevicePartition`),
 //!   or three outputs each in order ([`ThreeWay`]).
 //!
-//! One block per tile of `B x ITEMS` items, staged in shared memory by
-//! striped 16-byte loads, then one of two arrangements.
-//!
-//! **Layouts that drop items** ([`Select`]: select, select flagged,
-//! unique) hold no index list, so a tile is its staged items (32 four-byte
-//! items a thread, 33 KiB at 256 threads) and more of the input is resident
-//! per multiprocessor:
+//! One block per tile of `B x ITEMS` items (32 four-byte items a thread,
+//! 16 eight-byte ones), staged in shared memory by striped 16-byte loads;
+//! no index list, so a tile is its staged items (33 KiB at 256 threads)
+//! and as much of the input as possible is resident per multiprocessor:
 //!
 //! ```text
-//! warp w, lane l: items w*32*ITEMS + l + 32 j (warp-striped) -> class mask
-//! block:  exclusive scan of the counts; publish AGGREGATE -> look-back
-//! warp:   column j: vote on the kept items -> lane l's goes after the kept
-//!         items of the lanes below it; a column's kept items are one
-//!         contiguous run of the output
-//! ```
-//! With values ([`unique_by_key`]) the kept items of sparse columns queue
-//! in a small ring per warp and go out 32 at a time (see `write_kept`).
-//! At 2^28 `i32` on the H200 `select_if` reads 1 GiB in 359 us with
-//! nothing selected (1.27x CUB; it was 449 us with the index list).
-//!
-//! **Layouts that keep every item** ([`Partition`], [`ThreeWay`]):
-//!
-//! ```text
-//! thread t: items t*ITEMS .. +ITEMS  -> class masks (1 bit per item), counts
+//! warp w, lane l: items w*32*ITEMS + l + 32 j (warp-striped) -> class masks
 //! block:  exclusive scan of the counts (both classes in one u32: c1 | c2 << 16)
 //!         tile total -> publish AGGREGATE -> look-back -> counts before the tile
-//! thread t: the index of each of its items -> its slot in the tile's
-//!           compacted order (shared):
-//!           [ first class | second class | rest (or rest reversed) ]
-//! block:  slot i -> output position (before + i): contiguous, coalesced
-//!         runs, one per output region
+//! warp:   column j: a vote per class -> lane l's item goes after the items
+//!         of its class held by the lanes below it; a column's items of one
+//!         class are one contiguous run of that class's output
 //! ```
+//! **Layouts that drop items** ([`Select`]: select, select flagged,
+//! unique) write the kept class only; with values ([`unique_by_key`]) the
+//! kept items of sparse columns queue in a small ring per warp and go out
+//! 32 at a time (see `write_kept`). At 2^28 `i32` on the H200 `select_if`
+//! reads 1 GiB in 321 us with nothing selected (80% of copy; 449 us with
+//! an index list).
+//!
+//! **Layouts that keep every item** ([`Partition`], [`ThreeWay`]) write
+//! every class of a column (`write_classes`); the partition's rejected
+//! items go to the end of its output, so their run of a column is written
+//! downwards. At 2^28 `i32` on the H200 the partition moves 82-83% of copy
+//! at 0% and 100% selected (73% at 50%), the three-way one 60%.
 //! The tile's aggregate is the count of its first-class items (`u64`, so
 //! more than 2^32 items work), or a pair of counts for three-way. The
 //! last tile writes the total count(s) to `count`.
@@ -474,14 +467,13 @@ const fn round16(b: usize) -> usize {
 /// two output rows of 32.
 const RING: usize = 64;
 
-/// Byte offsets in shared memory of (the index array, the block scan's
-/// warp slots, the look-back's storage, the end) for tiles of
-/// `b x items` elements of `T` and aggregates of `A`. The index array has
-/// a slot per item where the layout keeps every item, and a ring of
-/// [`RING`] per warp where it drops items (`drops`).
+/// Byte offsets in shared memory of (the rings, the block scan's warp
+/// slots, the look-back's storage, the end) for tiles of `b x items`
+/// elements of `T` and aggregates of `A`. The rings (of [`RING`] indices
+/// per warp) are only there where the layout drops items (`drops`).
 const fn smem_layout<T, A>(b: u32, items: usize, drops: bool) -> [usize; 4] {
     let idx = round16(tile_slots::<T>(b, items) * size_of::<T>());
-    let indices = if drops { b as usize / 32 * RING } else { b as usize * items };
+    let indices = if drops { b as usize / 32 * RING } else { 0 };
     let warps = idx + round16(indices * size_of::<u16>());
     let look = warps + round16(WARP_SLOTS * 4);
     [idx, warps, look, look + round16(look_back_smem_bytes::<A>())]
@@ -490,9 +482,9 @@ const fn smem_layout<T, A>(b: u32, items: usize, drops: bool) -> [usize; 4] {
 /// Dynamic shared memory (bytes) of a select kernel at block size `b` with
 /// tiles cut by `T` (the keys of `unique_by_key`): the staged tile, the
 /// block scan's warp slots and the look-back's storage, and where the
-/// layout keeps every item (`drops` false: the partitions) one 2-byte
-/// index per item. Sized for the largest aggregate (the three-way pair of
-/// counts) where items are kept, a count where they are dropped.
+/// layout drops items a ring per warp. Sized for the largest aggregate
+/// (the three-way pair of counts) where items are kept (`drops` false: the
+/// partitions), a count where they are dropped.
 pub const fn smem_bytes<T>(b: u32, drops: bool) -> usize {
     if drops {
         smem_layout::<T, u64>(b, policy::drop_items::<T>(), true)[3]
@@ -515,9 +507,8 @@ pub const fn status_bytes(ways: u32, tiles: u64) -> u64 {
 /// The shared memory of [`select_tiles`], carved.
 struct SelectSmem<T, A> {
     tile: Shared<T>,
-    /// Slot `i` of the tile's compacted order: the tile index of its item
-    /// (tiles are shorter than 2^16); where items are dropped, each warp's
-    /// ring of [`RING`] such indices.
+    /// Where items are dropped, each warp's ring of [`RING`] tile indices
+    /// of kept items (tiles are shorter than 2^16); empty otherwise.
     idx: Shared<u16>,
     warps: Shared<u32>,
     look: LookBackSmem<A>,
@@ -604,24 +595,13 @@ pub unsafe fn select_tiles<T: Element, V: Copy, C: Classify<T>, L: Layout, const
     unsafe { stage_tile_unsynced::<T, Sum, B, ITEMS>(input, n, start, smem.tile) };
     gpu::sync_threads();
 
-    // A thread's items: warp-striped where items are dropped (lane `l` of
-    // warp `w` has tile elements `w * 32 * ITEMS + l + 32 j`, so a warp's
-    // kept items of one column go out as one contiguous run), blocked
-    // where every item is kept (thread `t` has `t * ITEMS + j`).
-    let first = if drops { gpu::warp_idx() * 32 * ITEMS as u32 + gpu::lane() } else { tid * ITEMS as u32 };
-    let valid = if first >= m {
-        0
-    } else if drops {
-        Ord::min((m - first).div_ceil(32), ITEMS as u32)
-    } else {
-        Ord::min(m - first, ITEMS as u32)
-    };
+    // A thread's items, warp-striped: lane `l` of warp `w` has tile
+    // elements `w * 32 * ITEMS + l + 32 j`, so a warp's items of one class
+    // in one column go out as one contiguous run.
+    let first = gpu::warp_idx() * 32 * ITEMS as u32 + gpu::lane();
+    let valid = if first >= m { 0 } else { Ord::min((m - first).div_ceil(32), ITEMS as u32) };
     let keep = first_items(valid);
-    let (c1, c2) = if drops {
-        unsafe { classify.classify::<ITEMS, 32>(smem.tile, start, first, valid) }
-    } else {
-        unsafe { classify.classify::<ITEMS, 1>(smem.tile, start, first, valid) }
-    };
+    let (c1, c2) = unsafe { classify.classify::<ITEMS, 32>(smem.tile, start, first, valid) };
     let c1 = c1 & keep;
     let c2 = if L::WAYS == 2 { c2 & keep & !c1 } else { 0 };
     let (before_me, total) = exclusive_scan::<u32, Sum, B>(c1.count_ones() | c2.count_ones() << 16, smem.warps);
@@ -638,63 +618,106 @@ pub unsafe fn select_tiles<T: Element, V: Copy, C: Classify<T>, L: Layout, const
     if drops {
         unsafe { write_kept::<T, V, ITEMS>(smem.tile, smem.idx, out, start, first, c1, b1, before_me & 0xFFFF) };
     } else {
-        // Each item's slot in the tile's compacted order, all placed in one
-        // branch-free pass: [ first class | second class | rest (or rest
-        // reversed) ].
-        let (p1, p2) = (before_me & 0xFFFF, before_me >> 16);
-        // Items of neither class before this thread's first (all valid).
-        let p3 = Ord::min(first, m) - p1 - p2;
-        let (mut q1, mut q2, mut q3) = (p1, s1 + p2, p3);
-        for j in 0..ITEMS {
-            let (in1, in2) = ((c1 >> j) & 1, (c2 >> j) & 1);
-            let at = if in1 != 0 {
-                q1
-            } else if in2 != 0 {
-                q2
-            } else if L::REST == Rest::Reversed {
-                // Past `valid` (not stored) this may wrap.
-                m.wrapping_sub(1).wrapping_sub(q3)
-            } else {
-                s1 + s2 + q3
-            };
-            if (j as u32) < valid {
-                unsafe { smem.idx.store(at as usize, (first + j as u32) as u16) };
-            }
-            q1 += in1;
-            q2 += in2;
-            q3 += 1 - in1 - in2;
-        }
-        gpu::sync_threads();
-
-        // Slot i to its output: contiguous runs, striped over the block.
-        let b3 = start - b1 - b2;
-        let mut i = tid;
-        while i < m {
-            let src = unsafe { smem.idx.load(i as usize) } as u32;
-            let v = unsafe { smem.tile.load(slot::<T, ITEMS>(src as usize)) };
-            let (p, at) = if i < s1 {
-                (out.first, b1 + i as u64)
-            } else if i < s1 + s2 {
-                (out.second, b2 + (i - s1) as u64)
-            } else if L::REST == Rest::Reversed {
-                // Rejected rank b3 + (m - 1 - i) goes to n - 1 - rank.
-                (out.first, n - b3 - m as u64 + i as u64)
-            } else {
-                (out.rest, b3 + (i - s1 - s2) as u64)
-            };
-            unsafe { global::store(p.add(at as usize), v) };
-            if size_of::<V>() != 0 {
-                let value = unsafe { global::load(out.values.add((start + src as u64) as usize)) };
-                unsafe { global::store(out.values_out.add(at as usize), value) };
-            }
-            i += B;
-        }
+        let at = Place { n, start, m, first, valid, before: before_me, b1, b2 };
+        unsafe { write_classes::<T, V, L, ITEMS>(smem.tile, out, at, c1, c2) };
     }
     if tid == 0 && tile == gpu::grid_dim() - 1 {
         unsafe { global::store(count, b1 + s1 as u64) };
         if L::WAYS == 2 {
             unsafe { global::store(count.add(1), b2 + s2 as u64) };
         }
+    }
+}
+
+/// Where a thread's items of a tile go: the input's length, the tile's
+/// first index and length, the thread's first tile element (warp-striped)
+/// and its number of valid items, its counts before it in the tile
+/// (first class in the low 16 bits, second in the high), and the counts
+/// of both classes before the tile.
+#[derive(Clone, Copy)]
+struct Place {
+    n: u64,
+    start: u64,
+    m: u32,
+    first: u32,
+    valid: u32,
+    before: u32,
+    b1: u64,
+    b2: u64,
+}
+
+/// Writes every item of a warp (warp-striped: lane `l` has tile elements
+/// `first + 32 j`) to its class's output: first class (bit `j` of `c1`),
+/// second (`c2`), or the rest, reversed at the end of the first output
+/// ([`Rest::Reversed`]) or in order to the third ([`Rest::Own`]).
+///
+/// Column by column, each class's items of a column are one contiguous
+/// run of its output (a vote says which lanes hold them; lane `l`'s goes
+/// after those of the lanes below it), so every store of a column is
+/// coalesced without reordering the tile in shared memory, and the tile
+/// needs no index list.
+///
+/// # Safety
+/// After the tile's staging barrier and the block scan's; the outputs
+/// hold `n` items where the layout writes them.
+#[inline(always)]
+unsafe fn write_classes<T: Element, V: Copy, L: Layout, const ITEMS: usize>(
+    tile: Shared<T>,
+    out: Outputs<T, V>,
+    at: Place,
+    c1: u32,
+    c2: u32,
+) {
+    let lane = gpu::lane();
+    let below = first_items(lane);
+    // Counts before the warp in the tile: lane 0's (the block scan runs in
+    // thread order, and every item of the warps before comes first).
+    let w1 = gpu::warp::shfl_idx(at.before & 0xFFFF, 0);
+    let w2 = gpu::warp::shfl_idx(at.before >> 16, 0);
+    let warp_first = gpu::warp_idx() * 32 * ITEMS as u32;
+    // Each class's output from the warp's first item of it on (64-bit
+    // pointers once; 32-bit counts of the columns done after that: fewer
+    // instructions a column than 64-bit indices, which left the kernel
+    // issue-bound). The rest's rank before the warp: the items of neither
+    // class before the tile and before the warp in it.
+    let rank3 = (at.start - at.b1 - at.b2) + (Ord::min(warp_first, at.m) - w1 - w2) as u64;
+    // SAFETY (pointers): offsets inside each output (the caller's
+    // contract); for the reversed rest, `n - 1 - rank3` and below.
+    let o1 = unsafe { out.first.add((at.b1 + w1 as u64) as usize) };
+    let o2 = if L::WAYS == 2 { unsafe { out.second.add((at.b2 + w2 as u64) as usize) } } else { o1 };
+    let o3 = match L::REST {
+        Rest::Reversed => out.first.wrapping_add((at.n - 1 - rank3) as usize),
+        _ => out.rest.wrapping_add(rank3 as usize),
+    };
+    let (mut d1, mut d2, mut d3) = (0u32, 0u32, 0u32);
+    for j in 0..ITEMS {
+        let live = (j as u32) < at.valid;
+        let in1 = (c1 >> j) & 1 != 0;
+        let in2 = L::WAYS == 2 && (c2 >> j) & 1 != 0;
+        let in3 = live && !in1 && !in2;
+        let v1 = gpu::warp::ballot(in1);
+        let v2 = if L::WAYS == 2 { gpu::warp::ballot(in2) } else { 0 };
+        let v3 = gpu::warp::ballot(in3);
+        if live {
+            // SAFETY: a tile element inside the tile; each class's slot
+            // inside its output (above).
+            unsafe {
+                let x = tile.load(striped_slot::<T, ITEMS>(at.first, j));
+                let p = if in1 {
+                    o1.add((d1 + (v1 & below).count_ones()) as usize)
+                } else if in2 {
+                    o2.add((d2 + (v2 & below).count_ones()) as usize)
+                } else if L::REST == Rest::Reversed {
+                    o3.sub((d3 + (v3 & below).count_ones()) as usize)
+                } else {
+                    o3.add((d3 + (v3 & below).count_ones()) as usize)
+                };
+                global::store(p, x);
+            }
+        }
+        d1 += v1.count_ones();
+        d2 += v2.count_ones();
+        d3 += v3.count_ones();
     }
 }
 
@@ -990,8 +1013,8 @@ entries! {
                   temp: *mut u64, spare: *mut u64, spare_words: u64)
         => unique_by_key::<K, T, {B}, { policy::drop_items::<K>() }>;
         keys [u32, u64, i64] types [i32, u32, i64, u64, f32, f64] blocks [256];
-    // Small tiles (at 32 threads: 1024 four-byte items, 512 eight-byte ones
-    // where items are dropped; 768 and 384 for the partitions), so that the
+    // Small tiles (at 32 threads: 1024 four-byte items, 512 eight-byte
+    // ones), so that the
     // tests can run hundreds of tiles on the emulator and make the
     // look-back cross many windows.
     select_if(input: *const T, n: u64, out: *mut T, count: *mut u64, code: u32, threshold: u64,

@@ -12,19 +12,14 @@ use core::mem::size_of;
 pub const DEFAULT_BLOCK: u32 = 256;
 
 /// Items per thread of the partitions (two- and three-way: every item
-/// kept), for tiles cut by elements of `T`: 96 bytes of input per thread
-/// (24 four-byte items, 12 eight-byte ones). A tile then takes 38 KiB of
-/// shared memory at 256 threads (the staged tile, one 2-byte
-/// index per item, the look-back's slots): under the 48 KiB a launch gets
-/// without opting in, 5 blocks per multiprocessor. The first H200
-/// measurement, at 64 bytes per thread (4-byte indices), read 2^28 `i32`
-/// at 1.85 TB/s with nothing selected: a tile's fixed costs (ticket,
-/// look-back, barriers) over too few bytes in flight
-/// (`docs/tuning/select.md`). At most 32 (one bit per item in a `u32`
-/// mask).
+/// kept): as where items are dropped ([`drop_items`]), 32 four-byte items,
+/// 16 eight-byte ones, warp-striped, each warp writing its columns'
+/// classes straight out. Until 2026-11-29 they took 24 (12) items blocked,
+/// through a 2-byte index per item in shared memory: H200, 2^28 `i32`,
+/// now 1.09x at 0% and 100% selected and for the three-way partition,
+/// 1.00x at 50% (0.92x at 2^24); see `docs/tuning/select.md`.
 pub const fn items<T>() -> usize {
-    let s = size_of::<T>();
-    if s <= 4 { 24 } else { 12 }
+    drop_items::<T>()
 }
 
 /// Items per thread where items are dropped (select, select flagged,
