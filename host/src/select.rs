@@ -317,17 +317,16 @@ impl<'c> Select<'c> {
         self.block
     }
 
-    /// Items per tile (one block each) of the operations that drop items
-    /// (`select_if`, `select_flagged`, `unique`, and `unique_by_key`, whose
-    /// tiles are cut by the keys), for items of `T`.
+    /// Items per tile (one block each) of every operation, for items of
+    /// `T` (the keys, for `unique_by_key`, whose tiles are cut by the keys).
     pub fn tile_len<T>(&self) -> u64 {
-        policy::tile_len::<T>(self.block, true)
+        policy::tile_len::<T>(self.block)
     }
 
-    /// Items per tile of the partitions (two- and three-way), which keep
-    /// every item and take smaller tiles, for items of `T`.
+    /// Items per tile of the partitions (two- and three-way): the same as
+    /// [`Select::tile_len`] (they took smaller tiles before 2026-11-29).
     pub fn partition_tile_len<T>(&self) -> u64 {
-        policy::tile_len::<T>(self.block, false)
+        self.tile_len::<T>()
     }
 
     /// Bytes of temporary storage for any operation on up to `len` items of
@@ -335,8 +334,7 @@ impl<'c> Select<'c> {
     /// status, each a ticket and a pair of counts per tile.
     pub fn temp_bytes<T: Scalar>(&self, len: usize) -> Result<usize> {
         check_block(self.block)?;
-        // The partitions' tiles are the smaller: the most tiles.
-        let tiles = (len as u64).div_ceil(self.partition_tile_len::<T>());
+        let tiles = (len as u64).div_ceil(self.tile_len::<T>());
         let bytes = if len == 0 { 0 } else { 2 * round16(k::status_bytes(2, tiles)) };
         usize::try_from(bytes).map_err(|_| Error::TooLarge {
             what: "select temporary storage",
@@ -615,7 +613,7 @@ impl<'c> Select<'c> {
         }
         Ok(Job {
             kernel,
-            tile: policy::tile_len::<T>(self.block, drops),
+            tile: policy::tile_len::<T>(self.block),
             smem: k::smem_bytes::<T>(self.block, drops),
             ways,
             n: n as u64,

@@ -487,7 +487,7 @@ const fn smem_layout<T, A>(b: u32, items: usize, drops: bool) -> [usize; 4] {
 /// partitions), a count where they are dropped.
 pub const fn smem_bytes<T>(b: u32, drops: bool) -> usize {
     if drops {
-        smem_layout::<T, u64>(b, policy::drop_items::<T>(), true)[3]
+        smem_layout::<T, u64>(b, policy::items::<T>(), true)[3]
     } else {
         smem_layout::<T, (u64, u64)>(b, policy::items::<T>(), false)[3]
     }
@@ -991,7 +991,7 @@ fn no_outputs<T>() -> Outputs<T, ()> {
 entries! {
     select_if(input: *const T, n: u64, out: *mut T, count: *mut u64, code: u32, threshold: u64,
               temp: *mut u64, spare: *mut u64, spare_words: u64)
-        => select_if::<T, {B}, { policy::drop_items::<T>() }>;
+        => select_if::<T, {B}, { policy::items::<T>() }>;
         types [i32, u32, i64, u64, f32, f64] blocks [256];
     partition_if(input: *const T, n: u64, out: *mut T, count: *mut u64, code: u32, threshold: u64,
                  temp: *mut u64, spare: *mut u64, spare_words: u64)
@@ -1004,14 +1004,14 @@ entries! {
         types [i32, u32, i64, u64, f32, f64] blocks [256];
     select_flagged(input: *const T, flags: *const u8, n: u64, out: *mut T, count: *mut u64,
                    temp: *mut u64, spare: *mut u64, spare_words: u64)
-        => select_flagged::<T, {B}, { policy::drop_items::<T>() }>;
+        => select_flagged::<T, {B}, { policy::items::<T>() }>;
         types [i32, u32, i64, u64, f32, f64] blocks [256];
     unique(input: *const T, n: u64, out: *mut T, count: *mut u64, temp: *mut u64, spare: *mut u64, spare_words: u64)
-        => unique::<T, {B}, { policy::drop_items::<T>() }>;
+        => unique::<T, {B}, { policy::items::<T>() }>;
         types [i32, u32, i64, u64, f32, f64] blocks [256];
     unique_by_key(keys: *const K, values: *const T, n: u64, keys_out: *mut K, values_out: *mut T, count: *mut u64,
                   temp: *mut u64, spare: *mut u64, spare_words: u64)
-        => unique_by_key::<K, T, {B}, { policy::drop_items::<K>() }>;
+        => unique_by_key::<K, T, {B}, { policy::items::<K>() }>;
         keys [u32, u64, i64] types [i32, u32, i64, u64, f32, f64] blocks [256];
     // Small tiles (at 32 threads: 1024 four-byte items, 512 eight-byte
     // ones), so that the
@@ -1019,7 +1019,7 @@ entries! {
     // look-back cross many windows.
     select_if(input: *const T, n: u64, out: *mut T, count: *mut u64, code: u32, threshold: u64,
               temp: *mut u64, spare: *mut u64, spare_words: u64)
-        => select_if::<T, {B}, { policy::drop_items::<T>() }>;
+        => select_if::<T, {B}, { policy::items::<T>() }>;
         types [i32, f64] blocks [32];
     partition_if(input: *const T, n: u64, out: *mut T, count: *mut u64, code: u32, threshold: u64,
                  temp: *mut u64, spare: *mut u64, spare_words: u64)
@@ -1032,13 +1032,13 @@ entries! {
         types [i32, f64] blocks [32];
     select_flagged(input: *const T, flags: *const u8, n: u64, out: *mut T, count: *mut u64,
                    temp: *mut u64, spare: *mut u64, spare_words: u64)
-        => select_flagged::<T, {B}, { policy::drop_items::<T>() }>;
+        => select_flagged::<T, {B}, { policy::items::<T>() }>;
         types [i32, f64] blocks [32];
     unique(input: *const T, n: u64, out: *mut T, count: *mut u64, temp: *mut u64, spare: *mut u64, spare_words: u64)
-        => unique::<T, {B}, { policy::drop_items::<T>() }>;
+        => unique::<T, {B}, { policy::items::<T>() }>;
         types [i32, f64] blocks [32];
     unique_by_key(keys: *const K, values: *const T, n: u64, keys_out: *mut K, values_out: *mut T, count: *mut u64,
                   temp: *mut u64, spare: *mut u64, spare_words: u64)
-        => unique_by_key::<K, T, {B}, { policy::drop_items::<K>() }>;
+        => unique_by_key::<K, T, {B}, { policy::items::<K>() }>;
         keys [u32, u64] types [i32, f64] blocks [32];
 }

@@ -1,7 +1,6 @@
 //! The stream-compaction kernels' tuning policy, as data: block size and
 //! items per thread. The kernels and the instantiation list read
-//! [`items`] (the partitions) and [`drop_items`] (the layouts that drop
-//! items); the host planner (`gpuprim::select`) reads [`DEFAULT_BLOCK`]
+//! [`items`]; the host planner (`gpuprim::select`) reads [`DEFAULT_BLOCK`]
 //! and [`tile_len`]. What was measured and what is worth trying:
 //! `docs/tuning/select.md`.
 
@@ -11,28 +10,21 @@ use core::mem::size_of;
 /// block size of the scans' tile kernels (`scan::policy::DEFAULT_BLOCK`).
 pub const DEFAULT_BLOCK: u32 = 256;
 
-/// Items per thread of the partitions (two- and three-way: every item
-/// kept): as where items are dropped ([`drop_items`]), 32 four-byte items,
-/// 16 eight-byte ones, warp-striped, each warp writing its columns'
-/// classes straight out. Until 2026-11-29 they took 24 (12) items blocked,
-/// through a 2-byte index per item in shared memory: H200, 2^28 `i32`,
-/// now 1.09x at 0% and 100% selected and for the three-way partition,
-/// 1.00x at 50% (0.92x at 2^24); see `docs/tuning/select.md`.
-pub const fn items<T>() -> usize {
-    drop_items::<T>()
-}
-
-/// Items per thread where items are dropped (select, select flagged,
-/// unique, unique by key): 128 bytes of input per thread (32 four-byte
-/// items, 16 eight-byte ones). Those layouts write their kept items out of
-/// the staged tile directly, a warp's column at a time, so a tile needs no
-/// index list: about 35 KiB of shared memory at 256 threads (the staged
-/// tile and its padding, a 128-byte ring per warp, the look-back's
-/// slots). At 48 registers (ptxas, sm_90) that is 5 blocks and 160 KiB of
-/// input resident per multiprocessor, against 120 KiB with the index list
-/// at 24 items; the single-pass kernels' time at 2^28 follows those bytes
+/// Items per thread of every select kernel: 128 bytes of input per
+/// thread (32 four-byte items, 16 eight-byte ones), warp-striped. The
+/// kernels write each column's items out of the staged tile directly, so
+/// a tile needs no index list: about 35 KiB of shared memory at 256
+/// threads (the staged tile and its padding, a 128-byte ring per warp
+/// where items are dropped, the look-back's slots). At 48 registers
+/// (ptxas, sm_90) that is 5 blocks and 160 KiB of input resident per
+/// multiprocessor, against 120 KiB with an index list at 24 items; the
+/// single-pass kernels' time at 2^28 follows those bytes
 /// (`docs/tuning/select.md`: `select_if` 0% 449 -> 359 us on the H200).
-pub const fn drop_items<T>() -> usize {
+/// The partitions took 24 (12) items blocked through such a list until
+/// 2026-11-29: on the H200 at 2^28 `i32` they are now 1.09x at 0% and
+/// 100% selected and for the three-way partition, 1.00x at 50% (0.92x at
+/// 2^24); see `docs/tuning/select.md`.
+pub const fn items<T>() -> usize {
     let s = size_of::<T>();
     if s <= 4 { 32 } else { 16 }
 }
@@ -50,10 +42,9 @@ pub const fn prefetch(drops: bool, values: bool) -> bool {
     !drops || values
 }
 
-/// Elements of one tile at block size `b` for tiles cut by `T`: of the
-/// partitions (`drops` false) or of the layouts that drop items.
-pub const fn tile_len<T>(b: u32, drops: bool) -> u64 {
-    b as u64 * if drops { drop_items::<T>() } else { items::<T>() } as u64
+/// Elements of one tile at block size `b` for tiles cut by `T`.
+pub const fn tile_len<T>(b: u32) -> u64 {
+    b as u64 * items::<T>() as u64
 }
 
 /// Nanoseconds every thread of a select, partition or unique block sleeps
