@@ -46,7 +46,7 @@ pub use backend::BackendKind;
 pub use backend::emu::{EmuConfig, Fault, FaultKind};
 pub use buffer::{DeviceBuffer, DeviceInput, DeviceOutput, DeviceRepr, DeviceSlice, DeviceSliceMut, Scalar, WideRepr};
 pub use by_key::{ByKey, ByKeyTemp, RunCount};
-pub use context::{Context, Event, LaunchConfig};
+pub use context::{Context, Event, LaunchConfig, MAX_SHARED_BYTES};
 /// The cudarc version gpuprim is built with, for its stream and memory types.
 pub use cudarc;
 pub use error::{Error, Result};

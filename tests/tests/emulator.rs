@@ -678,7 +678,7 @@ backend_test!(launch_rejects_bad_arguments_and_shapes_before_anything_runs, |ctx
     bad_launch(LaunchConfig { block: 0, ..good }, "built for 256");
     bad_launch(LaunchConfig { grid: 0, ..good }, "grid of 0");
     bad_launch(LaunchConfig { grid: 1 << 31, ..good }, "grid of 2147483648");
-    bad_launch(LaunchConfig { shared_bytes: 48 * 1024 + 4, ..good }, "shared memory");
+    bad_launch(LaunchConfig { shared_bytes: gpuprim::MAX_SHARED_BYTES + 4, ..good }, "shared memory");
 
     match attempt("testing_synced_warp_tail_sum_i32_b128", good, &args) {
         Err(Error::UnknownKernel { name: k, hint }) => {

@@ -57,7 +57,13 @@ pub struct Cuda {
 struct Loaded {
     modules: HashMap<String, usize>,
     functions: HashMap<String, usize>,
+    /// Functions whose dynamic shared memory limit was raised past the
+    /// 48 KiB default, with the limit set.
+    shared_limits: HashMap<usize, u32>,
 }
+
+/// Dynamic shared memory a launch gets without opting in.
+const DEFAULT_SHARED: u32 = 48 * 1024;
 
 /// A device address handed to the driver.
 pub type DevicePtr = u64;
@@ -332,6 +338,31 @@ impl Cuda {
         Ok(n)
     }
 
+    /// Let `func` take `shared` bytes of dynamic shared memory, past the
+    /// 48 KiB default (once per function and size).
+    fn allow_shared(&self, func: sys::CUfunction, name: &str, shared: u32) -> Result<()> {
+        let mut loaded = self.loaded.lock().unwrap_or_else(|e| e.into_inner());
+        if loaded.shared_limits.get(&(func as usize)).is_some_and(|&set| set >= shared) {
+            return Ok(());
+        }
+        self.bind()?;
+        // SAFETY: `func` is a live function of a module loaded on this
+        // context.
+        unsafe {
+            result::function::set_function_attribute(
+                func,
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                shared as i32,
+            )
+        }
+        .map_err(|e| Error::BadLaunch {
+            kernel: name.into(),
+            reason: format!("{shared} bytes of shared memory: this GPU refuses them ({e})"),
+        })?;
+        loaded.shared_limits.insert(func as usize, shared);
+        Ok(())
+    }
+
     /// Queue `name` (of the user module `module`, or shipped) on `stream`.
     /// Arguments are 64-bit slots holding each parameter's bytes at their
     /// start (little-endian).
@@ -351,6 +382,9 @@ impl Cuda {
         slots: &mut [u64],
     ) -> Result<()> {
         let func = self.function(name, module)?;
+        if shared > DEFAULT_SHARED {
+            self.allow_shared(func, name, shared)?;
+        }
         let mut ptrs = [std::ptr::null_mut::<c_void>(); 16];
         if slots.len() > ptrs.len() {
             return Err(Error::BadLaunch {

@@ -131,6 +131,7 @@ pub unsafe fn stage_tile_unsynced<T: Item, Op: Monoid<T>, const B: u32, const IT
         let aligned = (base as usize).is_multiple_of(16);
         match size_of::<T>() {
             4 if aligned && ITEMS.is_multiple_of(4) => unsafe { stage_full_vec::<T, Op, B, ITEMS, 4>(base, s) },
+            4 if aligned && ITEMS.is_multiple_of(2) => unsafe { stage_full_vec::<T, Op, B, ITEMS, 2>(base, s) },
             8 if aligned && ITEMS.is_multiple_of(2) => unsafe { stage_full_vec::<T, Op, B, ITEMS, 2>(base, s) },
             _ => unsafe { stage_full_vec::<T, Op, B, ITEMS, 1>(base, s) },
         }
@@ -170,6 +171,7 @@ pub unsafe fn unstage_tile<T: Item, const B: u32, const ITEMS: usize>(
         let aligned = (base as usize).is_multiple_of(16);
         match size_of::<T>() {
             4 if aligned && ITEMS.is_multiple_of(4) => unsafe { unstage_full_vec::<T, B, ITEMS, 4>(base, s) },
+            4 if aligned && ITEMS.is_multiple_of(2) => unsafe { unstage_full_vec::<T, B, ITEMS, 2>(base, s) },
             8 if aligned && ITEMS.is_multiple_of(2) => unsafe { unstage_full_vec::<T, B, ITEMS, 2>(base, s) },
             _ => unsafe { unstage_full_vec::<T, B, ITEMS, 1>(base, s) },
         }

@@ -259,8 +259,8 @@ pub const fn smem_bytes<SA, OA, SB, OB>(b: u32, items: usize, positions: bool) -
 }
 
 /// The most dynamic shared memory a by-key kernel may take (the host
-/// launches without raising the 48 KiB default).
-pub const MAX_SMEM: usize = 48 * 1024;
+/// launches tiles past 48 KiB opted in, [`policy::reduce_items`]).
+pub const MAX_SMEM: usize = 56 * 1024;
 
 /// The carved shared memory; see [`smem_bytes`].
 pub(crate) struct TileSmem<V: Value> {
@@ -782,16 +782,16 @@ use scan::{scan_by_key, segmented_scan};
 // (tiles of 256 to 512 items, so a few thousand items cross many tiles).
 entries! {
     reduce_by_key(keys: *const K, values: *const T, unique: *mut K, aggregates: *mut T, count: *mut u64, n: u64, cap: u64, temp: *mut u64, spare: *mut u64, spare_words: u64)
-        => reduce_by_key::<K, T, Op, {B}, { policy::items::<K, T>() }>;
+        => reduce_by_key::<K, T, Op, {B}, { policy::reduce_items::<K, T>() }>;
         ops [sum = Sum, min = Min, max = Max] keys [u32, u64, i32, i64] types [i32, u32, f32, i64, u64, f64] blocks [256];
     reduce_by_key(keys: *const K, values: *const T, unique: *mut K, aggregates: *mut T, count: *mut u64, n: u64, cap: u64, temp: *mut u64, spare: *mut u64, spare_words: u64)
-        => reduce_by_key::<K, T, Op, {B}, { policy::items::<K, T>() }>;
+        => reduce_by_key::<K, T, Op, {B}, { policy::reduce_items::<K, T>() }>;
         ops [sum = Sum] keys [u32] types [i32] blocks [32];
     scan_by_key(keys: *const K, values: *const T, output: *mut T, n: u64, init: u64, exclusive: u32, temp: *mut u64, spare: *mut u64, spare_words: u64)
-        => scan_by_key::<K, T, Op, {B}, { policy::items::<K, T>() }>;
+        => scan_by_key::<K, T, Op, {B}, { policy::reduce_items::<K, T>() }>;
         ops [sum = Sum, min = Min, max = Max] keys [u32, u64, i32, i64] types [i32, u32, f32, i64, u64, f64] blocks [256];
     scan_by_key(keys: *const K, values: *const T, output: *mut T, n: u64, init: u64, exclusive: u32, temp: *mut u64, spare: *mut u64, spare_words: u64)
-        => scan_by_key::<K, T, Op, {B}, { policy::items::<K, T>() }>;
+        => scan_by_key::<K, T, Op, {B}, { policy::reduce_items::<K, T>() }>;
         ops [sum = Sum] keys [u32] types [i32] blocks [32];
     // Run lengths are sums of ones: the operator axis names that, the key
     // axis the input type, the type axis the count type.

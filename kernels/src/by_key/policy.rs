@@ -43,6 +43,16 @@ pub const fn items<K, V>() -> usize {
     items_for(size_of::<K>(), size_of::<V>())
 }
 
+/// Items per thread of `reduce_by_key` (keys `K`, values `V`): as
+/// [`items`], but 14 for 12 bytes an item (`u64` keys with 4-byte values,
+/// `u32` keys with 8-byte ones), a tile of about 53 KiB, which the host
+/// launches past the 48 KiB default: still four blocks of 256 a
+/// multiprocessor, which registers allow (at most 64).
+pub const fn reduce_items<K, V>() -> usize {
+    let per = size_of::<K>() + size_of::<V>();
+    if per > 8 && per <= 12 { 14 } else { items::<K, V>() }
+}
+
 /// Items per thread of `run_length_encode` (keys `K`; the count type does
 /// not size the tile): 96 bytes of keys (24 four-byte, 12 eight-byte), as
 /// the partitions' tiles. Its shared memory holds the staged keys and one
