@@ -255,8 +255,8 @@ impl<'c> ByKey<'c> {
     /// Elements one block of `reduce_by_key` and of the scans by key
     /// covers for keys `K` and values `V` (for the segmented scans, `K` is
     /// `u32`). Items per thread follow the bytes an item takes
-    /// ([`policy::items_for`]): 16 for 4 + 4 bytes, 12 up to 12 bytes, 8
-    /// for 8 + 8. The run kernels, which read keys alone, have tiles of
+    /// ([`policy::items`]): 16 for 4 + 4 bytes, 14 for 8-byte keys with
+    /// 4-byte values, 12 for 4 + 8, 8 for 8 + 8. The run kernels, which read keys alone, have tiles of
     /// their own: [`ByKey::run_length_tile_len`],
     /// [`ByKey::non_trivial_tile_len`].
     ///
@@ -264,10 +264,12 @@ impl<'c> ByKey<'c> {
     /// let ctx = gpuprim::Context::emulator();
     /// let by = ctx.by_key();
     /// assert_eq!(by.tile_len::<u32, i32>(), 16 * by.chosen_block_size() as u64);
+    /// assert_eq!(by.tile_len::<u64, i32>(), 14 * by.chosen_block_size() as u64);
+    /// assert_eq!(by.tile_len::<u32, f64>(), 12 * by.chosen_block_size() as u64);
     /// assert_eq!(by.tile_len::<u64, f64>(), 8 * by.chosen_block_size() as u64);
     /// ```
     pub fn tile_len<K: Scalar, V: Scalar>(&self) -> u64 {
-        policy::tile_len(self.block, policy::reduce_items::<K, V>())
+        policy::tile_len(self.block, policy::items::<K, V>())
     }
 
     /// Elements one block of `run_length_encode` covers for items `T`
@@ -529,7 +531,7 @@ impl<'c> ByKey<'c> {
         check_count(&count.view)?;
         let cap = out1.view.len().min(out2.view.len()) as u64;
         let what = Instance::of(V::NAME).op(Op::NAME).key(K::NAME);
-        let items = policy::reduce_items::<K, V>();
+        let items = policy::items::<K, V>();
         let launch = self.kernel("reduce_by_key", what, smem_bytes::<K, K, V, V>(self.block, items, true), items)?;
         let (k, v, u, a, c) = (keys.view.arg(), values.view.arg(), out1.view.arg(), out2.view.arg(), count.view.arg());
         self.run(&launch, n as u64, Some(count.view.addr()), temp, |r| {
@@ -587,7 +589,7 @@ impl<'c> ByKey<'c> {
         check_len("scan_by_key values", n, values.view.len())?;
         check_len("scan_by_key output", n, output.view.len())?;
         let what = Instance::of(V::NAME).op(Op::NAME).key(K::NAME);
-        let items = policy::reduce_items::<K, V>();
+        let items = policy::items::<K, V>();
         let launch = self.kernel("scan_by_key", what, smem_bytes::<K, K, V, V>(self.block, items, false), items)?;
         let (k, v, o) = (keys.view.arg(), values.view.arg(), output.view.arg());
         let init = to_words(init)[0];

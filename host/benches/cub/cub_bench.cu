@@ -23,6 +23,11 @@
 // `cub_bench --data-digest --types ... --sizes ...` prints the input
 // digests alone and touches no GPU (to compare the inputs with the bench's
 // on a machine without one).
+// Diagnostic: with CUB_BENCH_VALUE_BITS=f32 (or i32) in the environment,
+// the by-key cases' 4-byte values are the bit patterns of that type's
+// random data (so `--types i32` times CUB's integer reduce-by-key on the
+// float values' bits). Their digests then differ from the bench's: run
+// cub_bench alone. docs/tuning/by_key.md, "14 items at four blocks".
 //
 // Cases:
 //   sum_into        cub::DeviceReduce::Sum into a device scalar

@@ -34,7 +34,7 @@
 //! | [`scan::segmented_scan`] | a segment start from the offsets | value | every item |
 //!
 //! **A tile** of [`policy::BLOCK`] threads x `I` items
-//! ([`policy::items_for`]: 16, 12 or 8 by the bytes an item takes; 96
+//! ([`policy::items`]: 16, 14 or 8 by the bytes an item takes; 96
 //! bytes of keys for the two kernels that read keys alone) is
 //! loaded striped (16-byte vectors for whole tiles) into shared memory;
 //! each thread takes its `I` consecutive keys and values, flags them, and
@@ -259,7 +259,7 @@ pub const fn smem_bytes<SA, OA, SB, OB>(b: u32, items: usize, positions: bool) -
 }
 
 /// The most dynamic shared memory a by-key kernel may take (the host
-/// launches tiles past 48 KiB opted in, [`policy::reduce_items`]).
+/// opts a launch in past the 48 KiB default: [`policy::items`]).
 pub const MAX_SMEM: usize = 56 * 1024;
 
 /// The carved shared memory; see [`smem_bytes`].
@@ -280,7 +280,7 @@ pub(crate) struct TileSmem<V: Value> {
 impl<V: Value> TileSmem<V> {
     #[inline(always)]
     pub(crate) fn carve<SA, OA, SB, OB, const I: usize, const POS: bool>(b: u32) -> Self {
-        const { assert!(smem_bytes::<SA, OA, SB, OB>(policy::BLOCK, I, POS) <= MAX_SMEM, "a by-key tile over 48 KiB") };
+        const { assert!(smem_bytes::<SA, OA, SB, OB>(policy::BLOCK, I, POS) <= MAX_SMEM, "a by-key tile over 56 KiB") };
         let a = Shared::<u8>::dynamic();
         let bytes_a = region_bytes::<SA, OA>(b, I);
         let bytes_b = region_bytes::<SB, OB>(b, I);
@@ -782,16 +782,16 @@ use scan::{scan_by_key, segmented_scan};
 // (tiles of 256 to 512 items, so a few thousand items cross many tiles).
 entries! {
     reduce_by_key(keys: *const K, values: *const T, unique: *mut K, aggregates: *mut T, count: *mut u64, n: u64, cap: u64, temp: *mut u64, spare: *mut u64, spare_words: u64)
-        => reduce_by_key::<K, T, Op, {B}, { policy::reduce_items::<K, T>() }>;
+        => reduce_by_key::<K, T, Op, {B}, { policy::items::<K, T>() }>;
         ops [sum = Sum, min = Min, max = Max] keys [u32, u64, i32, i64] types [i32, u32, f32, i64, u64, f64] blocks [256];
     reduce_by_key(keys: *const K, values: *const T, unique: *mut K, aggregates: *mut T, count: *mut u64, n: u64, cap: u64, temp: *mut u64, spare: *mut u64, spare_words: u64)
-        => reduce_by_key::<K, T, Op, {B}, { policy::reduce_items::<K, T>() }>;
+        => reduce_by_key::<K, T, Op, {B}, { policy::items::<K, T>() }>;
         ops [sum = Sum] keys [u32] types [i32] blocks [32];
     scan_by_key(keys: *const K, values: *const T, output: *mut T, n: u64, init: u64, exclusive: u32, temp: *mut u64, spare: *mut u64, spare_words: u64)
-        => scan_by_key::<K, T, Op, {B}, { policy::reduce_items::<K, T>() }>;
+        => scan_by_key::<K, T, Op, {B}, { policy::items::<K, T>() }>;
         ops [sum = Sum, min = Min, max = Max] keys [u32, u64, i32, i64] types [i32, u32, f32, i64, u64, f64] blocks [256];
     scan_by_key(keys: *const K, values: *const T, output: *mut T, n: u64, init: u64, exclusive: u32, temp: *mut u64, spare: *mut u64, spare_words: u64)
-        => scan_by_key::<K, T, Op, {B}, { policy::reduce_items::<K, T>() }>;
+        => scan_by_key::<K, T, Op, {B}, { policy::items::<K, T>() }>;
         ops [sum = Sum] keys [u32] types [i32] blocks [32];
     // Run lengths are sums of ones: the operator axis names that, the key
     // axis the input type, the type axis the count type.

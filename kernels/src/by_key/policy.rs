@@ -38,19 +38,18 @@ pub(crate) const fn max(a: usize, b: usize) -> usize {
 pub const MIN_ITEMS: usize = 8;
 
 /// Items per thread of `reduce_by_key` and `scan_by_key` (keys `K`,
-/// values `V`).
+/// values `V`): [`items_for`], but 14 for 8-byte keys with 4-byte values
+/// (12 for 4-byte keys with 8-byte values: at 14, 68-72 registers for
+/// `scan_by_key` and the segmented scans, three blocks). Four blocks of 256
+/// run a multiprocessor either way (held by registers: 56 for
+/// `reduce_by_key`, 64 for `scan_by_key`, `u64` keys and 4-byte values,
+/// ptxas sm_90), and their shared memory allows 56 KiB a block: 14 items
+/// take 53.5 KiB for `reduce_by_key` (the host opts it in past the 48 KiB
+/// default) and 46.5 KiB for `scan_by_key`. On an H200 at 2^28 against 12
+/// items: 1-2% faster at every run length, both kernels; at 2^24 within
+/// 1% (runs of 1 3% faster). See `docs/tuning/by_key.md`.
 pub const fn items<K, V>() -> usize {
-    items_for(size_of::<K>(), size_of::<V>())
-}
-
-/// Items per thread of `reduce_by_key` (keys `K`, values `V`): as
-/// [`items`], but 14 for 12 bytes an item (`u64` keys with 4-byte values,
-/// `u32` keys with 8-byte ones), a tile of about 53 KiB, which the host
-/// launches past the 48 KiB default: still four blocks of 256 a
-/// multiprocessor, which registers allow (at most 64).
-pub const fn reduce_items<K, V>() -> usize {
-    let per = size_of::<K>() + size_of::<V>();
-    if per > 8 && per <= 12 { 14 } else { items::<K, V>() }
+    if size_of::<K>() == 8 && size_of::<V>() == 4 { 14 } else { items_for(size_of::<K>(), size_of::<V>()) }
 }
 
 /// Items per thread of `run_length_encode` (keys `K`; the count type does
@@ -76,9 +75,10 @@ pub const fn ntr_items<K>() -> usize {
     112 / size_of::<K>()
 }
 
-/// Items per thread of `segmented_scan` (a `u32` flag and a value `V`).
+/// Items per thread of `segmented_scan` (a `u32` flag and a value `V`):
+/// as [`items`] with `u32` keys.
 pub const fn segmented_items<V>() -> usize {
-    items_for(4, size_of::<V>())
+    items::<u32, V>()
 }
 
 /// Whether `reduce_by_key`, `run_length_encode` and `non_trivial_runs`
