@@ -62,7 +62,7 @@ pub mod policy;
 
 use crate::block::WARP_SLOTS;
 use crate::block::scan::exclusive_scan;
-use crate::block::tile::{first_items, pad_every, prefetch_tile, read_items, stage_tile_unsynced, tile_slots};
+use crate::block::tile::{first_items, pad_every, prefetch_tile, stage_tile_unsynced, tile_slots};
 use crate::gpu::{self, Shared, global};
 use crate::ops::{Element, Item, Monoid, Sum};
 use crate::single_pass::{
@@ -86,23 +86,16 @@ pub const NOT_EQUAL: u32 = 5;
 /// Which class each of a thread's items is in.
 pub trait Classify<T: Item>: Copy {
     /// Bit `j` of the first mask: this thread's item `j`, tile element
-    /// `first + j * STRIDE` of the staged tile (which starts at input
-    /// index `start`), is in the first class; of the second mask: in the
-    /// second. `STRIDE` is 1 (blocked: `first = thread_idx * ITEMS`) or
-    /// 32 (warp-striped: `first` the lane's element of its warp's first
-    /// column). Bits at and above `valid` (items past the input's end) are
+    /// `first + 32 j` of the staged tile (which starts at input index
+    /// `start`; warp-striped, `first` the lane's element of its warp's
+    /// first column), is in the first class; of the second mask: in the
+    /// second. Bits at and above `valid` (items past the input's end) are
     /// ignored by the caller, and the second mask is only read where the
     /// first has no bit.
     ///
     /// # Safety
     /// After the tile's staging barrier; `tile` is the staged tile.
-    unsafe fn classify<const ITEMS: usize, const STRIDE: usize>(
-        &self,
-        tile: Shared<T>,
-        start: u64,
-        first: u32,
-        valid: u32,
-    ) -> (u32, u32);
+    unsafe fn classify<const ITEMS: usize>(&self, tile: Shared<T>, start: u64, first: u32, valid: u32) -> (u32, u32);
 }
 
 /// Where the classes go.
@@ -245,15 +238,9 @@ impl<T: Element> Compare<T> {
 
 impl<T: Element> Classify<T> for Compare<T> {
     #[inline(always)]
-    unsafe fn classify<const ITEMS: usize, const STRIDE: usize>(
-        &self,
-        tile: Shared<T>,
-        _start: u64,
-        first: u32,
-        _valid: u32,
-    ) -> (u32, u32) {
+    unsafe fn classify<const ITEMS: usize>(&self, tile: Shared<T>, _start: u64, first: u32, _valid: u32) -> (u32, u32) {
         // SAFETY: after the staging barrier (caller).
-        let items = unsafe { items_at::<T, ITEMS, STRIDE>(tile, first) };
+        let items = unsafe { items_at::<T, ITEMS>(tile, first) };
         (self.mask(&items), 0)
     }
 }
@@ -268,15 +255,9 @@ pub struct CompareTwo<T> {
 
 impl<T: Element> Classify<T> for CompareTwo<T> {
     #[inline(always)]
-    unsafe fn classify<const ITEMS: usize, const STRIDE: usize>(
-        &self,
-        tile: Shared<T>,
-        _start: u64,
-        first: u32,
-        _valid: u32,
-    ) -> (u32, u32) {
+    unsafe fn classify<const ITEMS: usize>(&self, tile: Shared<T>, _start: u64, first: u32, _valid: u32) -> (u32, u32) {
         // SAFETY: after the staging barrier (caller).
-        let items = unsafe { items_at::<T, ITEMS, STRIDE>(tile, first) };
+        let items = unsafe { items_at::<T, ITEMS>(tile, first) };
         (self.first.mask(&items), self.second.mask(&items))
     }
 }
@@ -290,57 +271,19 @@ pub struct Flagged {
 
 impl<T: Item> Classify<T> for Flagged {
     #[inline(always)]
-    unsafe fn classify<const ITEMS: usize, const STRIDE: usize>(
-        &self,
-        _tile: Shared<T>,
-        start: u64,
-        first: u32,
-        valid: u32,
-    ) -> (u32, u32) {
+    unsafe fn classify<const ITEMS: usize>(&self, _tile: Shared<T>, start: u64, first: u32, valid: u32) -> (u32, u32) {
         let p = self.flags.wrapping_add((start + first as u64) as usize);
         let mut m = 0u32;
         // SAFETY (loads): the flags of a thread's `valid` items lie inside
         // `flags`, which holds one byte per input item.
-        if STRIDE != 1 {
-            // Warp-striped: a warp reads 32 consecutive bytes per item.
-            for j in 0..ITEMS {
-                if (j as u32) < valid {
-                    m |= ((unsafe { global::load(p.add(j * STRIDE)) } != 0) as u32) << j;
-                }
-            }
-        } else if valid as usize == ITEMS && ITEMS.is_multiple_of(16) && (p as usize).is_multiple_of(16) {
-            // A thread's flags are consecutive: 16 of them per 16-byte load
-            // (a warp reads 512 contiguous bytes per instruction).
-            for c in 0..ITEMS / 16 {
-                let v: [u32; 4] = unsafe { global::load_vec::<u32, 4>(p.add(16 * c) as *const u32) };
-                for (w, word) in v.iter().enumerate() {
-                    m |= byte_mask(*word) << (16 * c + 4 * w);
-                }
-            }
-        } else if valid as usize == ITEMS && ITEMS.is_multiple_of(4) && (p as usize).is_multiple_of(4) {
-            for w in 0..ITEMS / 4 {
-                let word: u32 = unsafe { global::load(p.add(4 * w) as *const u32) };
-                m |= byte_mask(word) << (4 * w);
-            }
-        } else {
-            for j in 0..ITEMS {
-                if (j as u32) < valid {
-                    m |= ((unsafe { global::load(p.add(j)) } != 0) as u32) << j;
-                }
+        // Warp-striped: a warp reads 32 consecutive bytes per item.
+        for j in 0..ITEMS {
+            if (j as u32) < valid {
+                m |= ((unsafe { global::load(p.add(32 * j)) } != 0) as u32) << j;
             }
         }
         (m, 0)
     }
-}
-
-/// Bit `b` (of 4) set where byte `b` of `w` is not zero.
-#[inline(always)]
-fn byte_mask(w: u32) -> u32 {
-    let mut m = 0;
-    for b in 0..4 {
-        m |= (((w >> (8 * b)) & 0xFF != 0) as u32) << b;
-    }
-    m
 }
 
 /// The first class: the first item of the input and every item that
@@ -353,67 +296,47 @@ pub struct Differs<T> {
 
 impl<T: Element> Classify<T> for Differs<T> {
     #[inline(always)]
-    unsafe fn classify<const ITEMS: usize, const STRIDE: usize>(
-        &self,
-        tile: Shared<T>,
-        start: u64,
-        first: u32,
-        _valid: u32,
-    ) -> (u32, u32) {
+    unsafe fn classify<const ITEMS: usize>(&self, tile: Shared<T>, start: u64, first: u32, _valid: u32) -> (u32, u32) {
         // SAFETY (all loads): after the staging barrier (caller); the
         // shared indices are inside the tile, the global one inside the
         // input (start > 0).
         let from_before =
             || if start > 0 { Some(unsafe { global::load(self.input.add(start as usize - 1)) }) } else { None };
-        if STRIDE != 1 {
-            // Item j's predecessor is tile element first + 32 j - 1: the
-            // lane before in the same column, or for lane 0 lane 31's item
-            // of the column before, or the item before the warp's first
-            // (the warp before, or before the tile). For 4-byte items lane
-            // 0 takes lane 31's by a shuffle (read from shared memory, it
-            // sits past a pad slot, in lane 31's bank; measured within
-            // noise of the load); for 8-byte keys the shuffle measured
-            // slower (`unique_by_key` runs of 1000 at 2^28: 854 -> 934 us).
-            // Item by item, not through an array of the thread's items:
-            // that array went to local memory.
-            let lane = gpu::lane();
-            let mut m = 0u32;
-            let mut last = T::ZERO;
-            for j in 0..ITEMS {
-                let x = unsafe { tile.load(striped_slot::<T, ITEMS>(first, j)) };
-                let before = if lane > 0 || size_of::<T>() > 4 && first > 0 {
-                    Some(unsafe { tile.load(striped_slot::<T, ITEMS>(first - 1, j)) })
-                } else if size_of::<T>() > 4 {
-                    // first == 0: the tile's first lane.
-                    if j > 0 { Some(unsafe { tile.load(striped_slot::<T, ITEMS>(31, j - 1)) }) } else { from_before() }
-                } else if j > 0 {
-                    Some(last)
-                } else if first > 0 {
-                    Some(unsafe { tile.load(slot::<T, ITEMS>(first as usize - 1)) })
-                } else {
-                    from_before()
-                };
-                if size_of::<T>() <= 4 {
-                    last = gpu::warp::shfl_idx(x, 31);
-                }
-                let starts = match before {
-                    Some(b) => x != b,
-                    None => true,
-                };
-                m |= (starts as u32) << j;
+        // Item j's predecessor is tile element first + 32 j - 1: the
+        // lane before in the same column, or for lane 0 lane 31's item
+        // of the column before, or the item before the warp's first
+        // (the warp before, or before the tile). For 4-byte items lane
+        // 0 takes lane 31's by a shuffle (read from shared memory, it
+        // sits past a pad slot, in lane 31's bank; measured within
+        // noise of the load); for 8-byte keys the shuffle measured
+        // slower (`unique_by_key` runs of 1000 at 2^28: 854 -> 934 us).
+        // Item by item, not through an array of the thread's items:
+        // that array went to local memory.
+        let lane = gpu::lane();
+        let mut m = 0u32;
+        let mut last = T::ZERO;
+        for j in 0..ITEMS {
+            let x = unsafe { tile.load(striped_slot::<T, ITEMS>(first, j)) };
+            let before = if lane > 0 || size_of::<T>() > 4 && first > 0 {
+                Some(unsafe { tile.load(striped_slot::<T, ITEMS>(first - 1, j)) })
+            } else if size_of::<T>() > 4 {
+                // first == 0: the tile's first lane.
+                if j > 0 { Some(unsafe { tile.load(striped_slot::<T, ITEMS>(31, j - 1)) }) } else { from_before() }
+            } else if j > 0 {
+                Some(last)
+            } else if first > 0 {
+                Some(unsafe { tile.load(slot::<T, ITEMS>(first as usize - 1)) })
+            } else {
+                from_before()
+            };
+            if size_of::<T>() <= 4 {
+                last = gpu::warp::shfl_idx(x, 31);
             }
-            return (m, 0);
-        }
-        let tid = gpu::thread_idx() as usize;
-        let items = unsafe { read_items::<T, Sum, ITEMS>(tile) };
-        let before =
-            if tid > 0 { Some(unsafe { tile.load(slot::<T, ITEMS>(tid * ITEMS - 1)) }) } else { from_before() };
-        let mut m = match before {
-            Some(b) => (items[0] != b) as u32,
-            None => 1,
-        };
-        for j in 1..ITEMS {
-            m |= ((items[j] != items[j - 1]) as u32) << j;
+            let starts = match before {
+                Some(b) => x != b,
+                None => true,
+            };
+            m |= (starts as u32) << j;
         }
         (m, 0)
     }
@@ -441,22 +364,15 @@ fn striped_slot<T, const ITEMS: usize>(first: u32, j: usize) -> usize {
     }
 }
 
-/// A thread's `ITEMS` items of the staged tile: tile elements `first + j *
-/// STRIDE`, blocked (`STRIDE` 1, `first` the thread's `tid * ITEMS`) or
-/// warp-striped (`STRIDE` 32).
+/// A thread's `ITEMS` items of the staged tile, warp-striped: tile
+/// elements `first + 32 j`.
 ///
 /// # Safety
 /// After the staging barrier; the elements lie inside the tile.
 #[inline(always)]
-unsafe fn items_at<T: Element, const ITEMS: usize, const STRIDE: usize>(tile: Shared<T>, first: u32) -> [T; ITEMS] {
-    const { assert!(STRIDE == 1 || STRIDE == 32, "blocked or warp-striped") };
-    if STRIDE == 1 {
-        // SAFETY: the caller's contract.
-        unsafe { read_items::<T, Sum, ITEMS>(tile) }
-    } else {
-        // SAFETY: the caller's contract.
-        core::array::from_fn(|j| unsafe { tile.load(striped_slot::<T, ITEMS>(first, j)) })
-    }
+unsafe fn items_at<T: Element, const ITEMS: usize>(tile: Shared<T>, first: u32) -> [T; ITEMS] {
+    // SAFETY: the caller's contract.
+    core::array::from_fn(|j| unsafe { tile.load(striped_slot::<T, ITEMS>(first, j)) })
 }
 
 const fn round16(b: usize) -> usize {
@@ -601,7 +517,7 @@ pub unsafe fn select_tiles<T: Element, V: Copy, C: Classify<T>, L: Layout, const
     let first = gpu::warp_idx() * 32 * ITEMS as u32 + gpu::lane();
     let valid = if first >= m { 0 } else { Ord::min((m - first).div_ceil(32), ITEMS as u32) };
     let keep = first_items(valid);
-    let (c1, c2) = unsafe { classify.classify::<ITEMS, 32>(smem.tile, start, first, valid) };
+    let (c1, c2) = unsafe { classify.classify::<ITEMS>(smem.tile, start, first, valid) };
     let c1 = c1 & keep;
     let c2 = if L::WAYS == 2 { c2 & keep & !c1 } else { 0 };
     let (before_me, total) = exclusive_scan::<u32, Sum, B>(c1.count_ones() | c2.count_ones() << 16, smem.warps);
