@@ -256,9 +256,9 @@ impl<'c> ByKey<'c> {
     /// covers for keys `K` and values `V` (for the segmented scans, `K` is
     /// `u32`). Items per thread follow the bytes an item takes
     /// ([`policy::items`]): 16 for 4 + 4 bytes, 14 for 8-byte keys with
-    /// 4-byte values, 12 for 4 + 8, 8 for 8 + 8. The run kernels, which read keys alone, have tiles of
-    /// their own: [`ByKey::run_length_tile_len`],
-    /// [`ByKey::non_trivial_tile_len`].
+    /// 4-byte values, 12 for 4 + 8, 8 for 8 + 8. The run kernels, which
+    /// read keys alone, have tiles of their own:
+    /// [`ByKey::run_length_tile_len`], [`ByKey::non_trivial_tile_len`].
     ///
     /// ```
     /// let ctx = gpuprim::Context::emulator();

@@ -24,12 +24,12 @@ pub struct LaunchConfig {
     pub block: u32,
     /// Bytes of dynamic shared memory per block (at most
     /// [`MAX_SHARED_BYTES`], 64 KiB; past 48 KiB the launch opts the
-    /// kernel in, which every GPU from sm_75 on allows).
+    /// kernel in, which every GPU from sm_70 on allows).
     pub shared_bytes: u32,
 }
 
 /// Largest dynamic shared memory a launch may ask for: 64 KiB, which
-/// every GPU from sm_75 on gives a block that opts in past the 48 KiB
+/// every GPU from sm_70 on gives a block that opts in past the 48 KiB
 /// default (a launch does so for you).
 pub const MAX_SHARED_BYTES: u32 = 64 * 1024;
 

@@ -339,7 +339,9 @@ impl Cuda {
     }
 
     /// Let `func` take `shared` bytes of dynamic shared memory, past the
-    /// 48 KiB default (once per function and size).
+    /// 48 KiB default (once per function and size; the shipped kernels and
+    /// [`crate::MAX_SHARED_BYTES`] keep to 64 KiB, which every GPU from
+    /// sm_70 on allows).
     fn allow_shared(&self, func: sys::CUfunction, name: &str, shared: u32) -> Result<()> {
         let mut loaded = self.loaded.lock().unwrap_or_else(|e| e.into_inner());
         if loaded.shared_limits.get(&(func as usize)).is_some_and(|&set| set >= shared) {
