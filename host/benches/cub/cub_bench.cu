@@ -1079,18 +1079,16 @@ DataSet<T> make_data(const DataSpec& d, unsigned k) {
       });
       s.vals = random_data<T>(n, seed_for<T>(k));
       // Diagnostic: CUB_BENCH_VALUE_BITS=i32|f32 takes the 4-byte values'
-      // bits from the other type's random data (the digest then differs
-      // from the bench's, so run cub_bench alone).
+      // bits from that type's random data (the digest then differs from
+      // the bench's where the types differ, so run cub_bench alone).
       if (const char* vb = std::getenv("CUB_BENCH_VALUE_BITS"); vb && sizeof(T) == 4) {
-        std::vector<uint32_t> bits(n);
         if (std::string(vb) == "f32") {
           std::vector<float> f = random_data<float>(n, seed_for<float>(k));
-          std::memcpy(bits.data(), f.data(), n * 4);
+          std::memcpy(s.vals.data(), f.data(), n * 4);
         } else {
           std::vector<int32_t> f = random_data<int32_t>(n, seed_for<int32_t>(k));
-          std::memcpy(bits.data(), f.data(), n * 4);
+          std::memcpy(s.vals.data(), f.data(), n * 4);
         }
-        std::memcpy(s.vals.data(), bits.data(), n * 4);
       }
       break;
     case Kind::Segments:

@@ -258,8 +258,10 @@ pub const fn smem_bytes<SA, OA, SB, OB>(b: u32, items: usize, positions: bool) -
         + 16
 }
 
-/// The most dynamic shared memory a by-key kernel may take (the host
-/// opts a launch in past the 48 KiB default: [`policy::items`]).
+/// The most dynamic shared memory a by-key kernel may take: four blocks
+/// of 256 a multiprocessor on sm_80 and sm_90 (up to 228 KiB a
+/// multiprocessor, 1 KiB of it reserved a block). Past the 48 KiB default
+/// the host opts the launch in ([`policy::items`]).
 pub const MAX_SMEM: usize = 56 * 1024;
 
 /// The carved shared memory; see [`smem_bytes`].
