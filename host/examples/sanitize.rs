@@ -656,6 +656,9 @@ fn segmented_cases(
     vec![
         (mixed.clone(), "", ctx.segmented()),
         (mixed.clone(), " (general tiles)", ctx.segmented().short_path(false)),
+        // Tiles whose first segment began up to `lead_max` elements before
+        // them write it themselves; the others leave it to the spine.
+        (mixed.clone(), " (short tiles)", ctx.segmented().chunked(false).short_path(true)),
         (tiny, " (segments of 0 to 2)", ctx.segmented()),
         (mixed.clone(), " (bounds searched first, spine in blocks)", large.bounds_by_stream(false)),
         (mixed, " (bounds streamed first, spine in blocks)", streamed),

@@ -59,9 +59,14 @@
 //! (`gpuprim_kernels::segmented::short`), with the same tiles and joins:
 //! each thread folds its items once, leaving every segment's value in
 //! shared memory where the segment ends, and the results go out from the
-//! boundaries, in order. On an H200 at 2^28 `i32` in segments of 16
-//! (2026-11-29): 372 us, 81% of copy (the general tile kernel 489, CUB's
-//! one-block-per-segment `DeviceSegmentedReduce` 52x slower).
+//! boundaries, in order; a tile also writes the segment that ends at its
+//! first boundary when that segment began at most 64 four-byte elements
+//! before the tile, so at such lengths the spine has nothing to do (it
+//! returns at once; for fixed lengths it is not launched). On an H200 at
+//! 2^28 `i32` in segments of 16 (2026-11-29): 371 us, 82% of copy (the
+//! general tile kernel 489, CUB's one-block-per-segment
+//! `DeviceSegmentedReduce` 52x slower), fixed lengths of 16 326 us; at
+//! 2^24 37 and 28 us.
 //! Offsets whose mean segment is at least 128 elements
 //! (`policy::ROUTE_MEAN[0]`), under every operator, take the
 //! *chunked path* instead (`gpuprim_kernels::segmented::chunks`): a plan
@@ -740,7 +745,13 @@ impl<'c> Segmented<'c> {
             // a zeroed header, spare the other half; one block per tile,
             // n / tile + 1 tiles, as the kernel requires.
             unsafe { self.ctx.launch(kernel.name, cfg, &args)? };
-            if tiles > 1 {
+            // The short kernel's tiles write the segment that ends at their
+            // first boundary themselves when it began at most lead_max
+            // elements before the tile (always so for fixed lengths up to
+            // that): the spine then has nothing to do, and it checks a flag
+            // raised by the tiles that left it work.
+            let spine_idle = short && offsets == 0 && seg_len <= policy::lead_max::<T>();
+            if tiles > 1 && !spine_idle {
                 // Looked up here: a one-tile input never loads the spine's module.
                 let spine = Family("segmented_spine").get(self.ctx, what, policy::SPINE_BLOCK, task)?;
                 let shared_bytes = policy::spine_smem_bytes::<Op::Acc>() as u32;
@@ -764,7 +775,8 @@ impl<'c> Segmented<'c> {
                     // (their pairs' room zeroed with the region).
                     unsafe { self.ctx.launch(spine.name, cfg, &args) }
                 };
-                run_spine(if blocks == 1 { policy::SPINE_WHOLE } else { policy::SPINE_CHAINED }, blocks)?;
+                let phase = if blocks == 1 { policy::SPINE_WHOLE } else { policy::SPINE_CHAINED };
+                run_spine(if short { phase | policy::SPINE_IF_NEEDED } else { phase }, blocks)?;
             }
             if check {
                 self.errors(region.temp, "segment offsets", "not non-decreasing, or the last is past the input")

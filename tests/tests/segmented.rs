@@ -312,6 +312,7 @@ backend_test!(edge_segmentations, |ctx| {
     let t = tile::<i32>() as u64;
     let n = (2 * t + 77) as usize;
     let x = data::<i32, Sum>(n, 7);
+    let lead = policy::lead_max::<i32>();
     let cases: Vec<(&str, Vec<u64>)> = vec![
         ("all one segment", vec![0, n as u64]),
         ("runs of 1", (0..=n as u64).collect()),
@@ -322,6 +323,14 @@ backend_test!(edge_segmentations, |ctx| {
         ("gaps before and after", vec![100, 200, n as u64 - 300]),
         ("boundaries on tile edges", vec![0, t - 1, t, t + 1, 2 * t, n as u64]),
         ("a segment from tile 0 into tile 2", vec![3, 2 * t + 5, n as u64]),
+        // The short kernel reads a tile's first segment's part before the
+        // tile itself up to `lead_max` elements, else leaves it to the spine.
+        ("first segments from lead_max before the tiles", vec![0, t - lead, t + 9, 2 * t - lead, 2 * t + 1, n as u64]),
+        ("first segments from lead_max + 1 before the tiles", vec![0, t - lead - 1, t, 2 * t - lead - 1, n as u64]),
+        (
+            "one from lead_max before, one from lead_max + 1",
+            vec![1, t - lead, t + 1, 2 * t - lead - 1, 2 * t, n as u64],
+        ),
         ("no segments", vec![10]),
     ];
     let first = ctx.segmented().bounds_from(0);

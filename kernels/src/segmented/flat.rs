@@ -15,7 +15,7 @@ use core::mem::size_of;
 
 /// No boundary: past the last one; as a tile's *first*, a tile without a
 /// boundary.
-const NONE: u64 = u64::MAX;
+pub(super) const NONE: u64 = u64::MAX;
 
 /// A tile's *first* when its first segment is already written (tile 0,
 /// which nothing precedes).
@@ -839,6 +839,12 @@ pub(super) struct Prologue {
     pub(super) klo: u64,
     pub(super) khi: u64,
     pub(super) windowed: bool,
+    /// In warp 0, where the segment that ends at the tile's first
+    /// boundary begins (boundary `klo - 1`, before the tile when the
+    /// offsets are sorted), when the tile is not the first and has a
+    /// boundary `klo >= 1`; [`NONE`] otherwise (and elsewhere). Loaded in
+    /// the window's round and first used after the prologue's barrier.
+    pub(super) lead: u64,
 }
 
 /// The start of a tile of [`super::short::segmented_short`]: the tile
@@ -932,6 +938,15 @@ pub(super) unsafe fn prologue<T: Element, A, const B: u32, const ITEMS: usize>(
     } else {
         given
     };
+    // Warp 0's `lead`: boundary klo - 1, its load in flight with the
+    // window's (that segment's part before the tile is what the tile's
+    // first output lacks: [`super::short`]).
+    let lead = if policy::lead_max::<T>() > 0 && w == 0 && tile != 0 && klo >= 1 && klo < khi {
+        // SAFETY: 1 <= klo <= segments + 1: boundary klo - 1 <= segments.
+        unsafe { b.at(klo - 1) }
+    } else {
+        NONE
+    };
     // The tile's boundaries klo..khi, as tile positions, go to a shared
     // window in one coalesced pass (which also checks the offsets' order),
     // so each thread finds its own in shared memory rather than by a
@@ -986,7 +1001,7 @@ pub(super) unsafe fn prologue<T: Element, A, const B: u32, const ITEMS: usize>(
     if fill_end > klo || !searched {
         gpu::sync_threads();
     }
-    Prologue { tile, a, klo, khi, windowed }
+    Prologue { tile, a, klo, khi, windowed, lead }
 }
 
 /// [`quiet_record`] as a function of its own, for the 16-byte
@@ -1269,7 +1284,10 @@ unsafe fn load_chunk<T: Copy, const MAX: usize>(p: *const T, s: u64, len: u64, k
 ///           one adds its tail (the whole tile)
 /// ```
 /// `phase` ([`policy::SPINE_WHOLE`] or [`policy::SPINE_CHAINED`]) says
-/// how the launch is split. Up to [`policy::spine_share`] records (2^26
+/// how the launch is split; with [`policy::SPINE_IF_NEEDED`] added, the
+/// launch does nothing unless a tile raised the header's flag (the short
+/// kernel's tiles write their first segment themselves where it began
+/// at most [`policy::lead_max`] elements before them). Up to [`policy::spine_share`] records (2^26
 /// 4-byte elements) one block does all three (`SPINE_WHOLE`). Beyond, the
 /// records go to `G` = [`policy::spine_blocks`] blocks of about
 /// `tiles / G` records each, one round per pass, in one launch
@@ -1314,6 +1332,14 @@ pub unsafe fn segmented_spine<R: SegmentedReduction, const B: u32>(
     if unsafe { super::routed_to_ranges(route, segments) } == Some(true) {
         return;
     }
+    if phase & policy::SPINE_IF_NEEDED != 0 {
+        // SAFETY: the header's flag (the caller's temp), written by the
+        // launch before if at all.
+        let needed = unsafe { global::load((temp as *const u8).add(policy::SPINE_NEEDED_AT) as *const u32) };
+        if needed == 0 {
+            return;
+        }
+    }
     // As many slots as the largest chunk (the chunk is below).
     const MAX: usize = 8;
     let k = policy::spine_items::<R::Acc>();
@@ -1321,7 +1347,7 @@ pub unsafe fn segmented_spine<R: SegmentedReduction, const B: u32>(
     let (lane, w) = (gpu::lane(), gpu::warp_idx());
     let warps = (B / WARP_SIZE) as u64;
     let records = Records::<R::Acc>::new(temp, tiles);
-    let chained = phase == policy::SPINE_CHAINED;
+    let chained = phase & !policy::SPINE_IF_NEEDED == policy::SPINE_CHAINED;
     let after = (temp as *mut u8).wrapping_add(policy::records_layout::<R::Acc>(tiles)[4]);
     let [_, flags_at_g, ticket_at, _] = policy::spine_pairs_layout::<R::Acc>(gpu::grid_dim() as u64);
     let pairs = after as *mut policy::SpinePair<R::Acc>;

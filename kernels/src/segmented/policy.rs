@@ -78,6 +78,28 @@ pub const fn short(n: u64, segments: u64) -> bool {
     segments > 0 && n / segments < ROUTE_MEAN[0]
 }
 
+/// Elements of `T` a lane of warp 0 reads, in
+/// [`super::short::segmented_short`], of the segment that ends at its
+/// tile's first boundary but began before the tile: where that part is at
+/// most [`lead_max`] elements long the tile writes the segment itself, and
+/// the spine has nothing to do for it ([`SPINE_IF_NEEDED`]). None for
+/// 8-byte types, whose tiles leave every such segment to the spine.
+// Two of 4 bytes: segments of 16 (the bench) need no spine. Each is a load a lane of warp 0, in flight through the tile's first pass and block scan; ptxas sm_90 at the kernel's 48 registers ([`SHORT_REGISTERS`]): no spill. 8-byte types: i64/u64 spilled 12 bytes at 48 with one a lane (f64 needs 56 anyway), and one block fewer is not worth a launch.
+pub const fn lead_items<T>() -> u64 {
+    if size_of::<T>() <= 4 { 2 } else { 0 }
+}
+
+/// The longest part of a segment before a tile that the short kernel reads
+/// itself ([`lead_items`] a lane of a warp; 0: none).
+pub const fn lead_max<T>() -> u64 {
+    32 * lead_items::<T>()
+}
+
+/// Registers a thread of [`super::short::segmented_short`] over 4-byte
+/// types may use: five blocks of 256 a multiprocessor.
+// ptxas sm_90: 48 for 4-byte types before the tiles read their lead part, 56 with it uncapped, 48 capped without a spill.
+pub const SHORT_REGISTERS: u32 = 48;
+
 /// Threads per block of the launches over the offsets:
 /// [`super::flat::segmented_bounds`] (a thread per boundary),
 /// [`super::flat::segmented_bounds_search`] (a warp per tile edge) and
@@ -173,6 +195,18 @@ pub const SPINE_WHOLE: u32 = 0;
 // Two launches before (pairs, then finish): H100 (ncu, 2^28 `i32` mixed lengths, five blocks) 6.0 + 9.6 us.
 pub const SPINE_CHAINED: u32 = 1;
 
+/// A bit of the spine's `phase`: the spine returns at once unless a tile
+/// raised the `u32` at [`SPINE_NEEDED_AT`] of the temporary storage
+/// (the short kernel raises it for a tile whose first segment began more
+/// than [`lead_max`] elements before it; the others write that segment
+/// themselves).
+pub const SPINE_IF_NEEDED: u32 = 2;
+
+/// Byte offset, in the header ([`RECORDS_HEADER`]), of the `u32` that a
+/// tile of the short kernel raises when the spine has work
+/// ([`SPINE_IF_NEEDED`]).
+pub const SPINE_NEEDED_AT: usize = 0;
+
 /// One warp's pair, as the spine's first pass leaves it: the combine of
 /// its records' tails since their last boundary, and whether it had one.
 #[repr(C)]
@@ -212,8 +246,9 @@ pub const fn spine_smem_bytes<A>() -> usize {
     spine_smem_layout::<A>()[2] + 32 * 4
 }
 
-/// Bytes of the header of the flat kernel's temporary storage: its error
-/// count is the `u32` at byte 4.
+/// Bytes of the header of the flat kernel's temporary storage: the
+/// spine's flag at byte 0 ([`SPINE_NEEDED_AT`]), the error count at byte
+/// 4, the route's counts at [`ROUTE_AT`].
 pub const RECORDS_HEADER: usize = 16;
 
 /// Byte offsets, in the flat kernel's temporary storage, of its per-tile

@@ -4,13 +4,15 @@
 //! ends, and a pass over the boundaries that writes them out.
 
 use super::flat::{
-    Bounds, Parts, Prologue, Records, WRITTEN, block_seg_scan, prologue, quiet_record, staged, window_first,
+    Bounds, NONE, Parts, Prologue, Records, WRITTEN, block_seg_scan, prologue, quiet_record, staged, window_first,
 };
 use super::{SegmentedReduction, policy};
 use crate::block::tile::{first_items, pad_every};
 use crate::gpu::{self, Shared, global, warp as gpu_warp};
+use crate::reduce::finish::Accumulators;
 use crate::reduce::reduction::Raw;
 use crate::single_pass::clear_words;
+use crate::warp;
 use core::mem::size_of;
 
 /// One result per segment, for short segments (a mean under
@@ -28,10 +30,20 @@ use core::mem::size_of;
 /// scan       block-wide exclusive scan of (met a start?, run) pairs
 /// fix-up     the thread's first end, where its segment began before the
 ///            thread: ends[j] = carry + ends[j]
+/// lead       warp 0 reads the part of the tile's first segment that lies
+///            before the tile, [a - L, a), when L <= lead_max (loads in
+///            flight through pass 1 and the scan, reduced at the end)
 /// out        boundary k (a thread each, strided): out[k - 1] =
 ///            ends[at(k) - 1], the identity when empty; the tile's first
-///            boundary leaves its value to the spine as the tile's head
+///            boundary writes lead + its value when warp 0 read the lead,
+///            else leaves its value to the spine as the tile's head and
+///            raises the spine's flag
 /// ```
+///
+/// So where every segment is shorter than [`policy::lead_max`] (64
+/// four-byte elements), no tile leaves the spine work: its launch returns
+/// at once ([`policy::SPINE_IF_NEEDED`]), and for fixed lengths the host
+/// does not launch it.
 ///
 /// The flat kernel's third pass walked every item again and branched at
 /// each boundary to write its segment (43 instructions an item in all at
@@ -40,16 +52,19 @@ use core::mem::size_of;
 /// from the boundaries, coalesced and in order, empty segments included.
 /// A warp with no boundary anywhere in its items folds them straight.
 ///
-/// On an H200 (2026-11-29), `sum` over 2^28 `i32` in segments of 16: 372
-/// µs for the call (bounds, this kernel, spine), 81% of copy, against 489
-/// with the general tile kernel and about 52x faster than CUB; the kernel
-/// alone 346 µs at 0.79 warp instructions an element.
-/// `docs/tuning/segmented.md`, "A tile kernel for short segments".
+/// On an H200 (2026-11-29), `sum` over 2^28 `i32` in segments of 16: 371
+/// µs for the call (bounds, this kernel, a spine that returns at once),
+/// 82% of copy, against 489 with the general tile kernel and about 52x
+/// faster than CUB; the kernel alone 360 µs (346 before the lead part,
+/// whose 17 µs spine it saves). At 2^24: 37 µs, was 42.
+/// `docs/tuning/segmented.md`, "A tile kernel for short segments" and
+/// "The short kernel writes its tiles' first segments".
 ///
 /// # Safety
 /// As [`super::flat::segmented_reduce`]; `R::Acc` and `R::Part` are
 /// `R::In`'s size (the segments' values overwrite the staged items), and
-/// its parts the accumulators themselves (plain operators).
+/// its parts the accumulators themselves (plain operators); the `u32` at
+/// [`policy::SPINE_NEEDED_AT`] of `temp` zero when the launch starts.
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn segmented_short<R: SegmentedReduction, const B: u32, const ITEMS: usize>(
     input: *const R::In,
@@ -70,6 +85,10 @@ pub unsafe fn segmented_short<R: SegmentedReduction, const B: u32, const ITEMS: 
             "values over the staged items; boundary bits in a u32"
         )
     };
+    // Five blocks a multiprocessor with the lead part (4-byte types).
+    if policy::lead_items::<R::In>() > 0 {
+        gpu::max_registers::<{ policy::SHORT_REGISTERS }>();
+    }
     // SAFETY: the caller's contract on `spare`.
     unsafe { clear_words::<B>(spare, spare_words) };
     // SAFETY: the caller's contract on `route`.
@@ -88,7 +107,7 @@ pub unsafe fn segmented_short<R: SegmentedReduction, const B: u32, const ITEMS: 
     let window = base.after::<u16>(window_at);
     let b = Bounds { offsets, segments, seg_len, n };
     // SAFETY: the caller's contract.
-    let Prologue { tile, a, klo, khi, windowed } =
+    let Prologue { tile, a, klo, khi, windowed, lead } =
         unsafe { prologue::<R::In, R::Acc, B, ITEMS>(input, &b, temp, bounds, policy::window_len::<R::Acc>(B) as u64) };
     let records = Records::<R::Acc>::new(temp, gpu::grid_dim() as u64);
     let local0 = tid as usize * ITEMS;
@@ -133,6 +152,28 @@ pub unsafe fn segmented_short<R: SegmentedReduction, const B: u32, const ITEMS: 
     };
     let ends = (starts >> 1) | ((next as u32) << (ITEMS - 1));
     let quiet_warp = gpu_warp::ballot(starts | ends != 0 || valid != all) == 0;
+    // The part of the tile's first segment that lies before the tile, when
+    // it is short: warp 0 reads it (`lead_items` consecutive elements a
+    // lane), its loads in flight through pass 1 and the block scan, and
+    // the tile writes that segment itself. `lead` is the same in all of
+    // warp 0 (NONE elsewhere), so `direct` is too.
+    let lead_len = a.wrapping_sub(lead);
+    let direct = lead != NONE && (1..=policy::lead_max::<R::In>()).contains(&lead_len);
+    // At most two a lane (`lead_items`), a constant of the type.
+    const L: usize = 2;
+    let l = policy::lead_items::<R::In>();
+    let mut lead_xs = [R::identity(); L];
+    if direct {
+        let lane = gpu::lane() as u64;
+        unrolled!(L, |i| {
+            let p = lead + lane * l + i as u64;
+            if (i as u64) < l && p < a {
+                // SAFETY: a - lead_max <= p < a <= n: inside the input.
+                let x = unsafe { global::load(input.add(p as usize)) };
+                lead_xs[i] = R::lift::<1>(&Raw { a: [x], b: [x] }, 0, p);
+            }
+        });
+    }
     let mut run = R::identity();
     if quiet_warp {
         for j in 0..ITEMS {
@@ -165,6 +206,15 @@ pub unsafe fn segmented_short<R: SegmentedReduction, const B: u32, const ITEMS: 
         }
     }
     gpu::sync_threads();
+    // Warp 0's lanes in order: the lead part, complete in lane 0. After
+    // the tile's last barrier, so that only warp 0 waits for it.
+    let lead_acc = if direct {
+        let mut v = R::identity();
+        unrolled!(L, |i| v = R::combine(v, lead_xs[i]));
+        warp::reduce_in_order::<R::Acc, Accumulators<R>>(v)
+    } else {
+        R::identity()
+    };
     // Boundary k ends segment k - 1 at tile position rel(k) - 1.
     let rel = |k: u64| -> u64 {
         if windowed {
@@ -178,12 +228,25 @@ pub unsafe fn segmented_short<R: SegmentedReduction, const B: u32, const ITEMS: 
     while k < khi {
         let r = rel(k);
         if k == klo {
-            if tile != 0 {
+            // Thread 0 (warp 0's `direct` and `lead_acc`).
+            if direct {
+                // The segment whole: its part before the tile, then the
+                // tile's up to its first boundary (klo >= 1).
+                unsafe {
+                    let acc = R::combine(lead_acc, value(r));
+                    global::store(out.add((klo - 1) as usize), R::out(acc, 0, false));
+                    global::store(records.firsts.add(tile as usize), WRITTEN);
+                }
+            } else if tile != 0 {
                 // The tile's part of the segment that ends at its first
-                // boundary: the spine puts what came before in front.
+                // boundary: the spine puts what came before in front, and
+                // is told it has work (boundary 0 ends no segment).
                 unsafe {
                     global::store(records.heads.add(tile as usize), value(r));
                     global::store(records.firsts.add(tile as usize), klo);
+                    if klo >= 1 {
+                        global::store((temp as *mut u8).add(policy::SPINE_NEEDED_AT) as *mut u32, 1);
+                    }
                 }
             }
         } else {
