@@ -97,7 +97,7 @@ pub const fn lead_max<T>() -> u64 {
 
 /// Registers a thread of [`super::short::segmented_short`] over 4-byte
 /// types may use: five blocks of 256 a multiprocessor.
-// ptxas sm_90: 48 for 4-byte types before the tiles read their lead part, 56 with it uncapped, 48 capped without a spill.
+// ptxas sm_90: 48 for 4-byte types before the tiles read their lead part, 56 with it uncapped, 48 capped without a spill. H200 (ncu, 2^28 `i32` segments of 16, 2026-11-29): the tile kernel uncapped (four blocks) 366-372 us against 359-362 capped.
 pub const SHORT_REGISTERS: u32 = 48;
 
 /// Threads per block of the launches over the offsets:
