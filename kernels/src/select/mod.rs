@@ -85,6 +85,9 @@ pub const NOT_EQUAL: u32 = 5;
 
 /// Which class each of a thread's items is in.
 pub trait Classify<T: Item>: Copy {
+    /// What the classification needs from global memory besides the tile.
+    type Early: Copy;
+
     /// Bit `j` of the first mask: this thread's item `j`, tile element
     /// `first + 32 j` of the staged tile (which starts at input index
     /// `start`; warp-striped, `first` the lane's element of its warp's
@@ -93,9 +96,28 @@ pub trait Classify<T: Item>: Copy {
     /// ignored by the caller, and the second mask is only read where the
     /// first has no bit.
     ///
+    /// `early` is what [`Classify::early`] returned in this thread.
+    ///
     /// # Safety
     /// After the tile's staging barrier; `tile` is the staged tile.
-    unsafe fn classify<const ITEMS: usize>(&self, tile: Shared<T>, start: u64, first: u32, valid: u32) -> (u32, u32);
+    unsafe fn classify<const ITEMS: usize>(
+        &self,
+        tile: Shared<T>,
+        early: Self::Early,
+        start: u64,
+        first: u32,
+        valid: u32,
+    ) -> (u32, u32);
+
+    /// Loads [`Classify::Early`] for the tile starting at input index
+    /// `start`, or asks L2 for it; called by every thread as the tile's
+    /// loads go out, before the staging barrier, so that the load's
+    /// latency is hidden behind the tile's instead of standing between
+    /// the barrier and the look-back (where a tile's chain waits on it).
+    ///
+    /// # Safety
+    /// The tile starts below the input's length `n`.
+    unsafe fn early<const B: u32, const ITEMS: usize>(&self, start: u64, n: u64) -> Self::Early;
 }
 
 /// Where the classes go.
@@ -237,8 +259,20 @@ impl<T: Element> Compare<T> {
 }
 
 impl<T: Element> Classify<T> for Compare<T> {
+    type Early = ();
+
     #[inline(always)]
-    unsafe fn classify<const ITEMS: usize>(&self, tile: Shared<T>, _start: u64, first: u32, _valid: u32) -> (u32, u32) {
+    unsafe fn early<const B: u32, const ITEMS: usize>(&self, _start: u64, _n: u64) {}
+
+    #[inline(always)]
+    unsafe fn classify<const ITEMS: usize>(
+        &self,
+        tile: Shared<T>,
+        _early: (),
+        _start: u64,
+        first: u32,
+        _valid: u32,
+    ) -> (u32, u32) {
         // SAFETY: after the staging barrier (caller).
         let items = unsafe { items_at::<T, ITEMS>(tile, first) };
         (self.mask(&items), 0)
@@ -254,8 +288,20 @@ pub struct CompareTwo<T> {
 }
 
 impl<T: Element> Classify<T> for CompareTwo<T> {
+    type Early = ();
+
     #[inline(always)]
-    unsafe fn classify<const ITEMS: usize>(&self, tile: Shared<T>, _start: u64, first: u32, _valid: u32) -> (u32, u32) {
+    unsafe fn early<const B: u32, const ITEMS: usize>(&self, _start: u64, _n: u64) {}
+
+    #[inline(always)]
+    unsafe fn classify<const ITEMS: usize>(
+        &self,
+        tile: Shared<T>,
+        _early: (),
+        _start: u64,
+        first: u32,
+        _valid: u32,
+    ) -> (u32, u32) {
         // SAFETY: after the staging barrier (caller).
         let items = unsafe { items_at::<T, ITEMS>(tile, first) };
         (self.first.mask(&items), self.second.mask(&items))
@@ -270,8 +316,28 @@ pub struct Flagged {
 }
 
 impl<T: Item> Classify<T> for Flagged {
+    type Early = ();
+
+    /// Asks L2 for the tile's flags (a 128-byte line a thread), so that
+    /// the byte loads after the staging barrier find them there: H200,
+    /// `select_flagged` 1.04-1.07x at 0% and 50% selected (2^28 `i32` 0%
+    /// 418 -> 399 us, 50% 605 -> 570), 1.01x at 100%
+    /// (`docs/tuning/select.md`).
     #[inline(always)]
-    unsafe fn classify<const ITEMS: usize>(&self, _tile: Shared<T>, start: u64, first: u32, valid: u32) -> (u32, u32) {
+    unsafe fn early<const B: u32, const ITEMS: usize>(&self, start: u64, n: u64) {
+        // SAFETY: the tile's flags below n lie inside `flags`.
+        unsafe { prefetch_tile::<u8, B, ITEMS>(self.flags, n, start) }
+    }
+
+    #[inline(always)]
+    unsafe fn classify<const ITEMS: usize>(
+        &self,
+        _tile: Shared<T>,
+        _early: (),
+        start: u64,
+        first: u32,
+        valid: u32,
+    ) -> (u32, u32) {
         let p = self.flags.wrapping_add((start + first as u64) as usize);
         let mut m = 0u32;
         // SAFETY (loads): the flags of a thread's `valid` items lie inside
@@ -295,48 +361,92 @@ pub struct Differs<T> {
 }
 
 impl<T: Element> Classify<T> for Differs<T> {
+    /// The item before the tile, in warp 0 (zero elsewhere and for the
+    /// first tile, where it is not read). Loaded after the ticket, with
+    /// the tile, rather than by one lane after the staging barrier.
+    type Early = T;
+
     #[inline(always)]
-    unsafe fn classify<const ITEMS: usize>(&self, tile: Shared<T>, start: u64, first: u32, _valid: u32) -> (u32, u32) {
-        // SAFETY (all loads): after the staging barrier (caller); the
-        // shared indices are inside the tile, the global one inside the
-        // input (start > 0).
-        let from_before =
-            || if start > 0 { Some(unsafe { global::load(self.input.add(start as usize - 1)) }) } else { None };
+    unsafe fn early<const B: u32, const ITEMS: usize>(&self, start: u64, _n: u64) -> T {
+        // SAFETY: start - 1 lies inside the input. Warp 0's lanes read
+        // the same element: one request.
+        if gpu::warp_idx() == 0 && start > 0 {
+            unsafe { global::load(self.input.add(start as usize - 1)) }
+        } else {
+            T::ZERO
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn classify<const ITEMS: usize>(
+        &self,
+        tile: Shared<T>,
+        early: T,
+        start: u64,
+        first: u32,
+        _valid: u32,
+    ) -> (u32, u32) {
         // Item j's predecessor is tile element first + 32 j - 1: the
         // lane before in the same column, or for lane 0 lane 31's item
         // of the column before, or the item before the warp's first
-        // (the warp before, or before the tile). For 4-byte items lane
-        // 0 takes lane 31's by a shuffle (read from shared memory, it
-        // sits past a pad slot, in lane 31's bank; measured within
-        // noise of the load); for 8-byte keys the shuffle measured
-        // slower (`unique_by_key` runs of 1000 at 2^28: 854 -> 934 us).
-        // Item by item, not through an array of the thread's items:
-        // that array went to local memory.
+        // (the warp before's last, or before the tile: `early`). The
+        // tile's very first item starts a run.
         let lane = gpu::lane();
+        let opens = start == 0 && first == 0;
         let mut m = 0u32;
-        let mut last = T::ZERO;
-        for j in 0..ITEMS {
-            let x = unsafe { tile.load(striped_slot::<T, ITEMS>(first, j)) };
-            let before = if lane > 0 || size_of::<T>() > 4 && first > 0 {
-                Some(unsafe { tile.load(striped_slot::<T, ITEMS>(first - 1, j)) })
-            } else if size_of::<T>() > 4 {
-                // first == 0: the tile's first lane.
-                if j > 0 { Some(unsafe { tile.load(striped_slot::<T, ITEMS>(31, j - 1)) }) } else { from_before() }
-            } else if j > 0 {
-                Some(last)
-            } else if first > 0 {
-                Some(unsafe { tile.load(slot::<T, ITEMS>(first as usize - 1)) })
-            } else {
-                from_before()
-            };
-            if size_of::<T>() <= 4 {
-                last = gpu::warp::shfl_idx(x, 31);
+        if size_of::<T>() <= 4 {
+            // One shuffle an item: lane l reads lane l - 1 (lane 0 reads
+            // lane 31), and lane 31 offers its item of the column before
+            // (for column 0, the item before its warp's first), so lane 0
+            // gets its predecessor from the same shuffle. Against two
+            // shared loads and a shuffle an item: H200 `unique` 1.02-1.04x
+            // (2^28 `i32` runs of 1000 407 -> 394 us, `docs/tuning/select.md`).
+            let from = (lane + 31) & 31;
+            // SAFETY (shared loads): after the staging barrier (caller);
+            // the indices lie inside the tile (first - 31 is the warp's
+            // first element, so its element before is a tile element for
+            // warps after the first).
+            let mut before_warp = early;
+            if lane == 31 && first > 31 {
+                before_warp = unsafe { tile.load(slot::<T, ITEMS>(first as usize - 32)) };
             }
-            let starts = match before {
-                Some(b) => x != b,
-                None => true,
+            let mut prev = before_warp;
+            // Written out: as a loop LLVM unrolled it by 4 only (each
+            // shuffle then waited on its column's load: `unique` 14-16%
+            // slower on the H200).
+            let mut step = |j: usize| {
+                let x = unsafe { tile.load(striped_slot::<T, ITEMS>(first, j)) };
+                let offered = if lane == 31 { prev } else { x };
+                let b = gpu::warp::shfl_idx(offered, from);
+                prev = x;
+                let starts = x != b || (j == 0 && opens);
+                m |= (starts as u32) << j;
             };
-            m |= (starts as u32) << j;
+            const { assert!(ITEMS <= 32) };
+            unrolled!(16, |h| if h < ITEMS {
+                step(h)
+            });
+            unrolled!(16, |h| if h + 16 < ITEMS {
+                step(h + 16)
+            });
+        } else {
+            // 8-byte keys: the predecessor read from shared memory (a
+            // shuffle measured slower: `unique_by_key` runs of 1000 at
+            // 2^28, 854 -> 934 us).
+            for j in 0..ITEMS {
+                // SAFETY: as above.
+                let x = unsafe { tile.load(striped_slot::<T, ITEMS>(first, j)) };
+                let b = if first > 0 {
+                    unsafe { tile.load(striped_slot::<T, ITEMS>(first - 1, j)) }
+                } else if j > 0 {
+                    // The tile's first lane: lane 31's item of the column before.
+                    unsafe { tile.load(striped_slot::<T, ITEMS>(31, j - 1)) }
+                } else {
+                    early
+                };
+                let starts = x != b || (j == 0 && opens);
+                m |= (starts as u32) << j;
+            }
         }
         (m, 0)
     }
@@ -509,6 +619,7 @@ pub unsafe fn select_tiles<T: Element, V: Copy, C: Classify<T>, L: Layout, const
     // Padding past the input's end is never classified (the masks stop at
     // `valid`); `Sum` only names the fill value.
     unsafe { stage_tile_unsynced::<T, Sum, B, ITEMS>(input, n, start, smem.tile) };
+    let early = unsafe { classify.early::<B, ITEMS>(start, n) };
     gpu::sync_threads();
 
     // A thread's items, warp-striped: lane `l` of warp `w` has tile
@@ -517,7 +628,7 @@ pub unsafe fn select_tiles<T: Element, V: Copy, C: Classify<T>, L: Layout, const
     let first = gpu::warp_idx() * 32 * ITEMS as u32 + gpu::lane();
     let valid = if first >= m { 0 } else { Ord::min((m - first).div_ceil(32), ITEMS as u32) };
     let keep = first_items(valid);
-    let (c1, c2) = unsafe { classify.classify::<ITEMS>(smem.tile, start, first, valid) };
+    let (c1, c2) = unsafe { classify.classify::<ITEMS>(smem.tile, early, start, first, valid) };
     let c1 = c1 & keep;
     let c2 = if L::WAYS == 2 { c2 & keep & !c1 } else { 0 };
     let (before_me, total) = exclusive_scan::<u32, Sum, B>(c1.count_ones() | c2.count_ones() << 16, smem.warps);
