@@ -576,7 +576,7 @@ pub unsafe fn segmented_reduce<R: SegmentedReduction, const B: u32, const ITEMS:
     let (tid, lane, w) = (gpu::thread_idx(), gpu::lane(), gpu::warp_idx());
     let tile_len = B as u64 * ITEMS as u64;
     let tiles = gpu::grid_dim();
-    let errors = (temp as *mut u32).wrapping_add(1);
+    let errors = policy::error_count(temp);
     let records = Records::<R::Acc>::new(temp, tiles as u64);
     const { assert!(B as usize * ITEMS <= u16::MAX as usize, "window positions are u16") };
     let [values_at, flags_at, bounds_at, window_at] = policy::smem_layout::<R::In, R::Acc>(B);
@@ -874,7 +874,7 @@ pub(super) unsafe fn prologue<T: Element, A, const B: u32, const ITEMS: usize>(
     let (n, segments) = (b.n, b.segments);
     let tile_len = B as u64 * ITEMS as u64;
     let tiles = gpu::grid_dim();
-    let errors = (temp as *mut u32).wrapping_add(1);
+    let errors = policy::error_count(temp);
     const { assert!(B as usize * ITEMS <= u16::MAX as usize, "window positions are u16") };
     let [_, _, bounds_at, window_at] = policy::smem_layout::<T, A>(B);
     let base = Shared::<u8>::dynamic();
@@ -1104,7 +1104,7 @@ pub unsafe fn segmented_bounds<const B: u32>(
     temp: *mut u64,
 ) {
     let b = Bounds { offsets, segments, seg_len: 0, n };
-    let errors = (temp as *mut u32).wrapping_add(1);
+    let errors = policy::error_count(temp);
     let (lane, w) = (gpu::lane(), WARP_SIZE as u64);
     let warps = (B / WARP_SIZE) as u64;
     let mut first = (gpu::block_idx() as u64 * warps + gpu::warp_idx() as u64) * w;
@@ -1335,7 +1335,7 @@ pub unsafe fn segmented_spine<R: SegmentedReduction, const B: u32>(
     if phase & policy::SPINE_IF_NEEDED != 0 {
         // SAFETY: the header's flag (the caller's temp), written by the
         // launch before if at all.
-        let needed = unsafe { global::load((temp as *const u8).add(policy::SPINE_NEEDED_AT) as *const u32) };
+        let needed = unsafe { global::load(policy::spine_needed(temp) as *const u32) };
         if needed == 0 {
             return;
         }

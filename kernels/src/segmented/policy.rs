@@ -207,6 +207,24 @@ pub const SPINE_IF_NEEDED: u32 = 2;
 /// ([`SPINE_IF_NEEDED`]).
 pub const SPINE_NEEDED_AT: usize = 0;
 
+/// Byte offset, in the header ([`RECORDS_HEADER`]), of the `u32` count of
+/// offsets found out of order.
+pub const ERRORS_AT: usize = 4;
+
+/// The spine's flag ([`SPINE_NEEDED_AT`]) in the header of the flat
+/// kernels' temporary storage `temp`.
+#[inline(always)]
+pub fn spine_needed(temp: *mut u64) -> *mut u32 {
+    temp.cast::<u8>().wrapping_add(SPINE_NEEDED_AT).cast()
+}
+
+/// The error count ([`ERRORS_AT`]) in the header of the flat kernels'
+/// temporary storage `temp`.
+#[inline(always)]
+pub fn error_count(temp: *mut u64) -> *mut u32 {
+    temp.cast::<u8>().wrapping_add(ERRORS_AT).cast()
+}
+
 /// One warp's pair, as the spine's first pass leaves it: the combine of
 /// its records' tails since their last boundary, and whether it had one.
 #[repr(C)]
@@ -248,7 +266,7 @@ pub const fn spine_smem_bytes<A>() -> usize {
 
 /// Bytes of the header of the flat kernel's temporary storage: the
 /// spine's flag at byte 0 ([`SPINE_NEEDED_AT`]), the error count at byte
-/// 4, the route's counts at [`ROUTE_AT`].
+/// 4 ([`ERRORS_AT`]), the route's counts at [`ROUTE_AT`].
 pub const RECORDS_HEADER: usize = 16;
 
 /// Byte offsets, in the flat kernel's temporary storage, of its per-tile

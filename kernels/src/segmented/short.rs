@@ -161,6 +161,7 @@ pub unsafe fn segmented_short<R: SegmentedReduction, const B: u32, const ITEMS: 
     let direct = lead != NONE && (1..=policy::lead_max::<R::In>()).contains(&lead_len);
     // At most two a lane (`lead_items`), a constant of the type.
     const L: usize = 2;
+    const { assert!(policy::lead_items::<R::In>() as usize <= L, "lead_xs holds lead_items a lane") };
     let l = policy::lead_items::<R::In>();
     let mut lead_xs = [R::identity(); L];
     if direct {
@@ -245,7 +246,7 @@ pub unsafe fn segmented_short<R: SegmentedReduction, const B: u32, const ITEMS: 
                     global::store(records.heads.add(tile as usize), value(r));
                     global::store(records.firsts.add(tile as usize), klo);
                     if klo >= 1 {
-                        global::store((temp as *mut u8).add(policy::SPINE_NEEDED_AT) as *mut u32, 1);
+                        global::store(policy::spine_needed(temp), 1u32);
                     }
                 }
             }
