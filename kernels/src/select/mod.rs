@@ -33,7 +33,12 @@
 //! kept items of sparse columns queue in a small ring per warp and go out
 //! 32 at a time (see `write_kept`). At 2^28 `i32` on the H200 `select_if`
 //! reads 1 GiB in 321 us with nothing selected (80% of copy; 449 us with
-//! an index list).
+//! an index list). What a classification reads besides the tile (the
+//! item before it for unique, the flags) goes out with the tile's loads,
+//! before the staging barrier ([`Classify::early`]): `select_flagged`
+//! 80% of copy at 0% selected, 78% at 50%; `unique` 66-67% at runs of 8
+//! and 1000 (its walk over 32 columns for about one kept item a warp is
+//! what it spends beyond `select_if`; `docs/tuning/select.md`).
 //!
 //! **Layouts that keep every item** ([`Partition`], [`ThreeWay`]) write
 //! every class of a column (`write_classes`); the partition's rejected
