@@ -14,10 +14,9 @@ use core::mem::size_of;
 const VEC: u64 = 16;
 
 /// The plan's header in `temp`, as `u32`s: the number of chunk items, the
-/// number of bad segments (byte 4, where every segmented kernel counts
-/// them), the work kernel's ticket.
+/// number of bad segments (byte 4, [`policy::error_count`], where every
+/// segmented kernel counts them), the work kernel's ticket.
 const COUNT: usize = 0;
-const ERRORS: usize = 1;
 const TICKET: usize = 2;
 
 /// A chunk item: its segment and the index of the segment's first item,
@@ -137,7 +136,7 @@ pub unsafe fn segmented_plan<const B: u32>(
     }
     if bad != 0 {
         // SAFETY: the header's error count.
-        unsafe { atomic::add(header.add(ERRORS), bad) };
+        unsafe { atomic::add(policy::error_count(temp), bad) };
     }
 }
 

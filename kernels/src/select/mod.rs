@@ -90,8 +90,9 @@ pub const NOT_EQUAL: u32 = 5;
 
 /// Which class each of a thread's items is in.
 pub trait Classify<T: Item>: Copy {
-    /// What the classification needs from global memory besides the tile.
-    type Early: Copy;
+    /// What the classification needs from global memory besides the tile
+    /// (`()` where nothing).
+    type Early: Copy + Default;
 
     /// Bit `j` of the first mask: this thread's item `j`, tile element
     /// `first + 32 j` of the staged tile (which starts at input index
@@ -120,9 +121,14 @@ pub trait Classify<T: Item>: Copy {
     /// latency is hidden behind the tile's instead of standing between
     /// the barrier and the look-back (where a tile's chain waits on it).
     ///
+    /// Nothing, unless the classification reads more than the tile.
+    ///
     /// # Safety
     /// The tile starts below the input's length `n`.
-    unsafe fn early<const B: u32, const ITEMS: usize>(&self, start: u64, n: u64) -> Self::Early;
+    #[inline(always)]
+    unsafe fn early<const B: u32, const ITEMS: usize>(&self, _start: u64, _n: u64) -> Self::Early {
+        Self::Early::default()
+    }
 }
 
 /// Where the classes go.
@@ -267,9 +273,6 @@ impl<T: Element> Classify<T> for Compare<T> {
     type Early = ();
 
     #[inline(always)]
-    unsafe fn early<const B: u32, const ITEMS: usize>(&self, _start: u64, _n: u64) {}
-
-    #[inline(always)]
     unsafe fn classify<const ITEMS: usize>(
         &self,
         tile: Shared<T>,
@@ -294,9 +297,6 @@ pub struct CompareTwo<T> {
 
 impl<T: Element> Classify<T> for CompareTwo<T> {
     type Early = ();
-
-    #[inline(always)]
-    unsafe fn early<const B: u32, const ITEMS: usize>(&self, _start: u64, _n: u64) {}
 
     #[inline(always)]
     unsafe fn classify<const ITEMS: usize>(
