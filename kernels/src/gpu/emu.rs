@@ -175,6 +175,13 @@ pub(crate) unsafe fn store_vec<T: Copy, const N: usize>(p: *mut T, v: [T; N]) {
     unsafe { (p as *mut [T; N]).write_unaligned(v) }
 }
 
+pub(crate) unsafe fn store_if<T: Copy>(pred: bool, p: *mut T, v: T) {
+    if pred {
+        // SAFETY: caller's contract (and checked by `global_check`).
+        unsafe { p.write(v) }
+    }
+}
+
 pub(crate) unsafe fn atomic_add_f32(p: *mut f32, v: f32) -> f32 {
     // SAFETY: aligned, live (caller).
     let a = unsafe { AtomicU32::from_ptr(p as *mut u32) };

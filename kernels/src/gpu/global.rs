@@ -46,6 +46,22 @@ pub unsafe fn store<T: Copy>(p: *mut T, v: T) {
     unsafe { p.write(v) }
 }
 
+/// Write `v` to `*p` where `pred`, as one predicated store on the GPU
+/// (no branch around it); `p` is not touched, and need not be valid,
+/// where `pred` is false.
+///
+/// # Safety
+/// As [`store`] where `pred`.
+#[inline(always)]
+#[track_caller]
+pub unsafe fn store_if<T: Copy>(pred: bool, p: *mut T, v: T) {
+    if pred {
+        imp::global_check(p as *const u8, core::mem::size_of::<T>(), true);
+    }
+    // SAFETY: caller's contract.
+    unsafe { imp::store_if(pred, p, v) }
+}
+
 /// Read `N` consecutive elements at once: one 16-byte vector load on the
 /// GPU when `size_of::<[T; N]>() == 16` and `p` is 16-byte aligned, through
 /// the read-only data path (`ld.global.nc`), so the input must not be

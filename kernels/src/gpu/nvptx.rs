@@ -262,6 +262,41 @@ pub unsafe fn store_vec<T: Copy, const N: usize>(p: *mut T, v: [T; N]) {
         unsafe { (p as *mut [T; N]).write(v) }
     }
 }
+/// `@p st.global` of a 4- or 8-byte value: the store predicated in the
+/// PTX itself, so no branch surrounds it whatever unrolls the caller.
+#[inline(always)]
+pub unsafe fn store_if<T: Copy>(pred: bool, p: *mut T, v: T) {
+    match core::mem::size_of::<T>() {
+        4 => {
+            // SAFETY: same size; the store only where `pred` (caller).
+            let w: u32 = unsafe { core::mem::transmute_copy(&v) };
+            unsafe {
+                asm!(
+                    "{{ .reg .pred q; setp.ne.u32 q, {0}, 0; @q st.global.u32 [{1}], {2}; }}",
+                    in(reg32) pred as u32, in(reg64) p, in(reg32) w,
+                    options(nostack, preserves_flags)
+                );
+            }
+        }
+        8 => {
+            // SAFETY: as above.
+            let w: u64 = unsafe { core::mem::transmute_copy(&v) };
+            unsafe {
+                asm!(
+                    "{{ .reg .pred q; setp.ne.u32 q, {0}, 0; @q st.global.u64 [{1}], {2}; }}",
+                    in(reg32) pred as u32, in(reg64) p, in(reg64) w,
+                    options(nostack, preserves_flags)
+                );
+            }
+        }
+        _ => {
+            if pred {
+                // SAFETY: caller's contract.
+                unsafe { p.write(v) }
+            }
+        }
+    }
+}
 #[inline(always)]
 pub unsafe fn store_release_u32(p: *mut u32, v: u32) {
     // SAFETY: aligned, live address (caller).
