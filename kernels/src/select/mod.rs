@@ -38,8 +38,8 @@
 //! before the staging barrier ([`Classify::early`]): `select_flagged`
 //! 80% of copy at 0% selected, 78% at 50%. A warp that keeps only a few
 //! items visits only the columns that hold them: `unique` 75% of copy at
-//! runs of 1000 (66% walking all 32 columns), 67% at runs of 8
-//! (`docs/tuning/select.md`).
+//! runs of 1000 (66% walking all 32 columns), 67% at runs of 8;
+//! `unique_by_key` 106% at runs of 1000 (`docs/tuning/select.md`).
 //!
 //! **Layouts that keep every item** ([`Partition`], [`ThreeWay`]) write
 //! every class of a column (`write_classes`); the partition's rejected
@@ -760,15 +760,17 @@ unsafe fn write_classes<T: Element, V: Copy, L: Layout, const ITEMS: usize>(
 /// tile, so lane 0's is its warp's).
 ///
 /// A column's kept items are contiguous in the output: lane `l`'s after
-/// those of the lanes below it (a vote). Without values, each column goes
-/// straight out. With values (`unique_by_key`), a whole column with
-/// nothing waiting goes straight out, and otherwise the kept items' tile
-/// indices queue in the warp's ring and every 32 of them go out as one
-/// row, keys and values: at runs of 8, columns written one by one made
-/// most key and value stores a few elements wide (H200, 2^28 `u64` keys:
-/// 1340 us, against 1053 us through the ring). Without values the ring
-/// was slower everywhere (`select_if` 50%: 487 -> 586 us, `unique` runs of
-/// 8: 466 -> 518 us): `docs/tuning/select.md`.
+/// those of the lanes below it (a vote). A warp that keeps at most
+/// `ITEMS / 4` items visits only the columns that hold them and writes
+/// them straight out, with their values if any. Otherwise, without
+/// values, each column goes straight out. With values (`unique_by_key`),
+/// a whole column with nothing waiting goes straight out, and otherwise
+/// the kept items' tile indices queue in the warp's ring and every 32 of
+/// them go out as one row, keys and values: at runs of 8, columns written
+/// one by one made most key and value stores a few elements wide (H200,
+/// 2^28 `u64` keys: 1340 us, against 1053 us through the ring). Without
+/// values the ring was slower everywhere (`select_if` 50%: 487 -> 586 us,
+/// `unique` runs of 8: 466 -> 518 us): `docs/tuning/select.md`.
 ///
 /// # Safety
 /// After the tile's staging barrier and the block scan's (which ends
@@ -809,43 +811,53 @@ unsafe fn write_kept<T: Element, V: Copy, const ITEMS: usize>(
             global::store(out.values_out.add(at as usize), value);
         }
     };
-    // Without values, each column's kept items go straight out: a vote
-    // gives each its place after the columns before.
-    //
     // Where the warp keeps at most `ITEMS / 4` items (its count is known:
     // runs of 1000 keep about one item a warp) it visits only the columns
     // where some lane keeps one, by their bits, instead of a vote and its
-    // bookkeeping for each of the `ITEMS` columns: H200, 2^28, `unique`
-    // at runs of 1000 393 -> 341 us (66% -> 75% of copy), every other
-    // case within 1%. The dense walk stays a plain loop: ptxas unrolls it
-    // with predicated loads and stores, where the same loop unrolled by
-    // LLVM kept a branch and a convergence barrier a column (5-12%
-    // slower). The sparse walk counts its steps (as `while rest != 0`
-    // ptxas 13.0 for sm_90 failed on `select_if`: "Register allocation
-    // failed with register count of '7'"), and its store is predicated in
-    // the PTX. See `docs/tuning/select.md`.
-    if size_of::<V>() == 0 {
-        // (The count so far in 32 bits, added to the 64-bit base per
-        // store: a 64-bit running index measured 5-6% slower, `select_if`
-        // 50% at 2^28 519 against 491 us.)
-        let mut done = 0u32;
-        if warp_end - warp_first <= ITEMS as u32 / 4 {
-            // The same in every lane (from lane 0, so the compiler knows).
-            let cols = gpu::warp::shfl_idx(crate::warp::reduce_all::<u32, BitOr>(kept), 0);
-            let mut rest = cols;
-            for _ in 0..cols.count_ones() {
-                let j = rest.trailing_zeros() as usize;
-                let mine = (kept >> j) & 1 != 0;
-                let votes = gpu::warp::ballot(mine);
-                // Every lane loads (inside the tile); the keepers store.
-                let v = unsafe { tile.load(striped_slot::<T, ITEMS>(first, j)) };
-                let to = at + (done + (votes & below).count_ones()) as u64;
+    // bookkeeping for each of the `ITEMS` columns, and its few items go
+    // straight out, values too: H200, 2^28, runs of 1000, `unique` 393 ->
+    // 341 us (66% -> 75% of copy), `unique_by_key` 761 -> 711 (99% ->
+    // 106%), every other case within 1%. The sparse walk counts its
+    // steps (as `while rest != 0` ptxas 13.0 for sm_90 failed on
+    // `select_if`: "Register allocation failed with register count of
+    // '7'"), and its store without values is predicated in the PTX.
+    //
+    // Otherwise, without values, each column's kept items go straight
+    // out, a vote giving each its place after the columns before: a plain
+    // loop, which ptxas unrolls with predicated loads and stores (the
+    // same loop unrolled by LLVM kept a branch and a convergence barrier
+    // a column, 5-12% slower). With values, see the ring below. See
+    // `docs/tuning/select.md`.
+    // (The count so far in 32 bits, added to the 64-bit base per store: a
+    // 64-bit running index measured 5-6% slower, `select_if` 50% at 2^28
+    // 519 against 491 us.)
+    let mut done = 0u32;
+    if warp_end - warp_first <= ITEMS as u32 / 4 {
+        // The same in every lane (from lane 0, so the compiler knows).
+        let cols = gpu::warp::shfl_idx(crate::warp::reduce_all::<u32, BitOr>(kept), 0);
+        let mut rest = cols;
+        for _ in 0..cols.count_ones() {
+            let j = rest.trailing_zeros() as usize;
+            let mine = (kept >> j) & 1 != 0;
+            let votes = gpu::warp::ballot(mine);
+            // Every lane loads (inside the tile); the keepers store.
+            let v = unsafe { tile.load(striped_slot::<T, ITEMS>(first, j)) };
+            let to = at + (done + (votes & below).count_ones()) as u64;
+            if size_of::<V>() == 0 {
                 unsafe { global::store_if(mine, out.first.wrapping_add(to as usize), v) };
-                done += votes.count_ones();
-                rest &= rest - 1;
+            } else if mine {
+                let src = start + (first + (32 * j) as u32) as u64;
+                unsafe {
+                    global::store(out.first.add(to as usize), v);
+                    global::store(out.values_out.add(to as usize), global::load(out.values.add(src as usize)));
+                }
             }
-            return;
+            done += votes.count_ones();
+            rest &= rest - 1;
         }
+        return;
+    }
+    if size_of::<V>() == 0 {
         for j in 0..ITEMS {
             let mine = (kept >> j) & 1 != 0;
             let votes = gpu::warp::ballot(mine);
