@@ -678,6 +678,53 @@ backend_test!(ranges_in_any_order, |ctx| {
     ranges_property::<f32, Product>(ctx, k);
 });
 
+/// More begin/end pairs than 32 a warp of the ranges kernel's grid (a
+/// layout that batches segments by 32 must handle them): mostly short
+/// segments, some empty, some exactly 32 and 33 long, a few long ones, and
+/// a stretch of 64 long ones in a row; in any order, overlapping, the last
+/// 32 part-filled.
+fn many_ranges<T: TestType, Op: TestOp<T>>(ctx: &Context, seed: u64) {
+    let warps = ctx.multiprocessors() as usize
+        * policy::RANGES_BLOCKS_PER_SM as usize
+        * (policy::RANGES_BLOCK / gpuprim_kernels::gpu::WARP_SIZE) as usize;
+    let s = 32 * warps + 45;
+    let n: usize = if ctx.backend() == BackendKind::Cuda { 1 << 20 } else { 1 << 14 };
+    let short = 32;
+    let x = data::<T, Op>(n, seed);
+    let mut rng = Rng(seed ^ 991);
+    let segs: Vec<(usize, usize)> = (0..s)
+        .map(|k| {
+            let len = if (96..160).contains(&k) {
+                short + 1 + rng.below(3000) as usize
+            } else {
+                match rng.below(40) {
+                    0..=3 => 0,
+                    4 => short,
+                    5 => short + 1,
+                    6 => short + 1 + rng.below(2000) as usize,
+                    _ => 1 + rng.below(short as u64) as usize,
+                }
+            };
+            let b = rng.below((n - len) as u64 + 1) as usize;
+            (b, b + len)
+        })
+        .collect();
+    let begins: Vec<u64> = segs.iter().map(|s| s.0 as u64).collect();
+    let ends: Vec<u64> = segs.iter().map(|s| s.1 as u64).collect();
+    let input = ctx.upload(&x).unwrap();
+    let mut out = ctx.alloc::<Op::Out>(s).unwrap();
+    out.poison().unwrap();
+    ctx.segmented().reduce_ranges(&input, &begins, &ends, &mut out, Op::default()).unwrap();
+    verify_all::<T, Op>(&x, &segs, &out.to_vec().unwrap()).unwrap_or_else(|e| panic!("{s} ranges: {e}"));
+}
+
+backend_test!(many_ranges_of_mixed_lengths, |ctx| {
+    many_ranges::<i32, Sum>(ctx, 1);
+    many_ranges::<f32, Sum>(ctx, 2);
+    many_ranges::<u32, ArgMin>(ctx, 3);
+    many_ranges::<f64, Max>(ctx, 4);
+});
+
 backend_test!(temp_storage_reused_and_unchecked_calls, |ctx| {
     let seg = ctx.segmented().check(false);
     let t = tile::<f32>();
