@@ -1014,11 +1014,11 @@ impl<'c> Segmented<'c> {
         Ok(())
     }
 
-    /// Wait for the launch and read its error count (the `u32` at byte 4
-    /// of its status).
+    /// Wait for the launch and read its error count (the `u32` at byte
+    /// [`policy::ERRORS_AT`] of its status).
     fn errors(&self, status: u64, what: &'static str, reason: &str) -> Result<()> {
         let mut count = [0u8; 4];
-        self.ctx.download_bytes(status + 4, &mut count)?;
+        self.ctx.download_bytes(status + policy::ERRORS_AT as u64, &mut count)?;
         match u32::from_ne_bytes(count) {
             0 => Ok(()),
             k => Err(Error::InvalidInput { what, reason: format!("{reason} (found by {k} thread(s) on the device)") }),

@@ -266,29 +266,22 @@ pub unsafe fn store_vec<T: Copy, const N: usize>(p: *mut T, v: [T; N]) {
 /// PTX itself, so no branch surrounds it whatever unrolls the caller.
 #[inline(always)]
 pub unsafe fn store_if<T: Copy>(pred: bool, p: *mut T, v: T) {
-    match core::mem::size_of::<T>() {
-        4 => {
+    macro_rules! predicated {
+        ($w:ty, $reg:ident, $insn:literal) => {{
             // SAFETY: same size; the store only where `pred` (caller).
-            let w: u32 = unsafe { core::mem::transmute_copy(&v) };
+            let w: $w = unsafe { core::mem::transmute_copy(&v) };
             unsafe {
                 asm!(
-                    "{{ .reg .pred q; setp.ne.u32 q, {0}, 0; @q st.global.u32 [{1}], {2}; }}",
-                    in(reg32) pred as u32, in(reg64) p, in(reg32) w,
+                    concat!("{{ .reg .pred q; setp.ne.u32 q, {0}, 0; @q ", $insn, " [{1}], {2}; }}"),
+                    in(reg32) pred as u32, in(reg64) p, in($reg) w,
                     options(nostack, preserves_flags)
                 );
             }
-        }
-        8 => {
-            // SAFETY: as above.
-            let w: u64 = unsafe { core::mem::transmute_copy(&v) };
-            unsafe {
-                asm!(
-                    "{{ .reg .pred q; setp.ne.u32 q, {0}, 0; @q st.global.u64 [{1}], {2}; }}",
-                    in(reg32) pred as u32, in(reg64) p, in(reg64) w,
-                    options(nostack, preserves_flags)
-                );
-            }
-        }
+        }};
+    }
+    match core::mem::size_of::<T>() {
+        4 => predicated!(u32, reg32, "st.global.u32"),
+        8 => predicated!(u64, reg64, "st.global.u64"),
         _ => {
             if pred {
                 // SAFETY: caller's contract.

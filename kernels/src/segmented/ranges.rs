@@ -61,7 +61,7 @@ pub unsafe fn segmented_ranges<R: SegmentedReduction, const B: u32>(
     if unsafe { routed_to_ranges(route, segments) } == Some(false) {
         return;
     }
-    let errors = (temp as *mut u32).wrapping_add(1);
+    let errors = policy::error_count(temp);
     let lane = gpu::lane() as u64;
     let w = WARP_SIZE as u64;
     let warps = gpu::grid_dim() as u64 * (B / WARP_SIZE) as u64;

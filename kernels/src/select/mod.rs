@@ -828,6 +828,7 @@ unsafe fn write_kept<T: Element, V: Copy, const ITEMS: usize>(
     // same loop unrolled by LLVM kept a branch and a convergence barrier
     // a column, 5-12% slower). With values, see the ring below. See
     // `docs/tuning/select.md`.
+    //
     // (The count so far in 32 bits, added to the 64-bit base per store: a
     // 64-bit running index measured 5-6% slower, `select_if` 50% at 2^28
     // 519 against 491 us.)
