@@ -107,10 +107,19 @@ pub const SHORT_REGISTERS: u32 = 48;
 // Not measured at other sizes: short kernels of loads, stores and a few atomics.
 pub const OFFSETS_BLOCK: u32 = 256;
 
-/// Threads per block of the ranges kernel ([`super::ranges`]), one warp
-/// per segment.
+/// Threads per block of the ranges kernel ([`super::ranges`]).
 // Not yet measured on a GPU: 8 warps per block, as the reductions' default.
 pub const RANGES_BLOCK: u32 = 256;
+
+/// The longest segment one lane of the ranges kernel sums by itself when
+/// its warp takes 32 segments at once (at least 32 segments a warp); a
+/// longer one is walked by the whole warp. A warp that walked a segment of
+/// 16 left half its lanes idle and spent five shuffles and a dependent
+/// chain of loads on it: segments of 16 given as pairs ran at 11% of copy
+/// (H200, 2^28 `i32`, 2826 us); a lane each, 544 us (56%). Segments of 512
+/// (longer than this, so walked by the warp as before) lost nothing
+/// (`docs/tuning/segmented.md`).
+pub const RANGES_SHORT: u64 = 32;
 
 /// Blocks of the ranges kernel per multiprocessor (grid-stride over the
 /// segments beyond that).

@@ -6,23 +6,31 @@ use crate::reduce::finish::Accumulators;
 use crate::single_pass::clear_words;
 use crate::warp;
 
-/// One warp per segment, grid-stride over the segments: the lanes read the
-/// segment `[begins[s], ends[s])` 32 elements apart (coalesced), four loads
-/// in flight each, then combine across the warp (shuffles) and lane 0
-/// writes `out[s]`.
+/// Grid-stride over the segments, one of two ways by how many there are:
+///
+/// * **Fewer than 32 a warp of the grid:** one warp per segment. The lanes
+///   read `[begins[s], ends[s])` 32 elements apart (coalesced), four loads
+///   in flight each, combine across the warp (shuffles), and lane 0 writes
+///   `out[s]`.
+/// * **At least 32 a warp:** a warp takes 32 consecutive segments, a lane
+///   each, their bounds in one coalesced load. A lane sums a segment of at
+///   most [`policy::RANGES_SHORT`] elements by itself, in order, four loads
+///   in flight; the longer ones of the 32 (a ballot) are walked by the
+///   whole warp as above, one after another.
 ///
 /// ```text
-/// warp w:  segment w, then w + warps, ...
-/// lane l:  x[b+l], x[b+l+32], x[b+l+64], ...  -> shuffle reduce -> out[s]
+/// few:   warp w: segment w, w + warps, ...;  lane l: x[b+l], x[b+l+32], ...
+/// many:  warp w: segments 32w .. 32w+31;     lane l: segment 32w+l if short
+///        then, for each long one k of the 32: the warp walks it together
 /// ```
 /// Segments are independent, so they may overlap and come in any order;
 /// the price is that a segment's length is walked by one warp (a segment of
-/// 2^20 elements takes one warp about as long as 2^15 per lane), and that
-/// tiny segments leave lanes idle. Sorted segments are faster through the
-/// flat kernel ([`super::flat::segmented_reduce`]) except at a few hundred
-/// elements each, where the host routes them here: segments of 512 of a
-/// fixed length on an H100 at 2^28 `i32`, 354 µs (101% of copy, 1.90x
-/// CUB) against 421 through the flat kernel.
+/// 2^20 elements takes one warp about as long as 2^15 per lane). Sorted
+/// segments are faster through the flat kernel
+/// ([`super::flat::segmented_reduce`]) except at a few hundred elements
+/// each, where the host routes them here. On an H200 at 2^28 `i32`, given
+/// as pairs: segments of 512, 257 µs (100% of copy); segments of 16,
+/// 544 µs (56%; 2826 µs, 11%, with a warp each).
 ///
 /// **Checked**: a pair with `begin > end` or `end > n` increments the
 /// `u32` at byte 4 of `temp` and gets the identity (nothing is read).
@@ -65,21 +73,25 @@ pub unsafe fn segmented_ranges<R: SegmentedReduction, const B: u32>(
     let lane = gpu::lane() as u64;
     let w = WARP_SIZE as u64;
     let warps = gpu::grid_dim() as u64 * (B / WARP_SIZE) as u64;
-    let mut s = (gpu::block_idx() as u64 * B as u64 + gpu::thread_idx() as u64) / w;
-    let mut bad = false;
-    // SAFETY (all loads and stores): s < segments; elements below e <= n.
-    while s < segments {
+    let warp_id = (gpu::block_idx() as u64 * B as u64 + gpu::thread_idx() as u64) / w;
+    // Segment `s`'s bounds, checked: a bad pair reads nothing.
+    let bounds = |s: u64| -> (u64, u64, bool) {
         let (b, e) = if begins.is_null() {
             let b = s * seg_len;
             (b, Ord::min(b + seg_len, n))
         } else {
+            // SAFETY: s < segments.
             unsafe { (global::load(begins.add(s as usize)), global::load(ends.add(s as usize))) }
         };
         let ok = b <= e && e <= n;
-        bad |= !ok;
-        let (b, e) = if ok { (b, e) } else { (0, 0) };
+        if ok { (b, e, true) } else { (0, 0, false) }
+    };
+    // One segment walked by the whole warp, 32 elements apart (coalesced),
+    // four loads in flight a lane; the result in every lane.
+    let walk = |b: u64, e: u64| -> R::Acc {
         let mut acc = R::identity();
         let mut i = b + lane;
+        // SAFETY (loads): elements below e <= n.
         while i + 3 * w < e {
             let x = unsafe {
                 [
@@ -96,11 +108,75 @@ pub unsafe fn segmented_ranges<R: SegmentedReduction, const B: u32>(
             acc = R::combine(acc, unsafe { R::load(input, input, i) });
             i += w;
         }
-        let total = warp::reduce_all::<R::Acc, Accumulators<R>>(acc);
-        if lane == 0 {
-            unsafe { global::store(out.add(s as usize), R::out(total, b, b == e)) };
+        warp::reduce_all::<R::Acc, Accumulators<R>>(acc)
+    };
+    let mut bad = false;
+    if segments < w * warps {
+        // Few segments for the grid: one a warp, so that long ones keep a
+        // warp each.
+        let mut s = warp_id;
+        while s < segments {
+            let (b, e, ok) = bounds(s);
+            bad |= !ok;
+            let total = walk(b, e);
+            if lane == 0 {
+                // SAFETY: s < segments.
+                unsafe { global::store(out.add(s as usize), R::out(total, b, b == e)) };
+            }
+            s += warps;
         }
-        s += warps;
+    } else {
+        // At least 32 segments a warp anyway: a warp takes 32 consecutive
+        // ones, a lane each (their bounds in one coalesced load). A lane
+        // sums a short segment itself, in order, four loads in flight, and
+        // the warp walks the long ones together, one after another.
+        let groups = segments.div_ceil(w);
+        let mut g = warp_id;
+        while g < groups {
+            let s = g * w + lane;
+            let live = s < segments;
+            let (b, e, ok) = if live { bounds(s) } else { (0, 0, true) };
+            bad |= !ok;
+            let short = e - b <= policy::RANGES_SHORT;
+            if short {
+                let mut acc = R::identity();
+                let mut i = b;
+                // SAFETY (loads): elements below e <= n.
+                while i + 4 <= e {
+                    let x = unsafe {
+                        [
+                            R::load(input, input, i),
+                            R::load(input, input, i + 1),
+                            R::load(input, input, i + 2),
+                            R::load(input, input, i + 3),
+                        ]
+                    };
+                    acc = R::combine(R::combine(R::combine(R::combine(acc, x[0]), x[1]), x[2]), x[3]);
+                    i += 4;
+                }
+                while i < e {
+                    acc = R::combine(acc, unsafe { R::load(input, input, i) });
+                    i += 1;
+                }
+                if live {
+                    // SAFETY: s < segments.
+                    unsafe { global::store(out.add(s as usize), R::out(acc, b, b == e)) };
+                }
+            }
+            let long = gpu::warp::ballot(!short);
+            let mut rest = long;
+            for _ in 0..long.count_ones() {
+                let k = rest.trailing_zeros();
+                let (bk, ek) = (gpu::warp::shfl_idx(b, k), gpu::warp::shfl_idx(e, k));
+                let total = walk(bk, ek);
+                if lane == 0 {
+                    // SAFETY: segment g * w + k is live (a long one).
+                    unsafe { global::store(out.add((g * w + k as u64) as usize), R::out(total, bk, bk == ek)) };
+                }
+                rest &= rest - 1;
+            }
+            g += warps;
+        }
     }
     if bad {
         // SAFETY: inside temp's 16 bytes.
