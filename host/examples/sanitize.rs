@@ -587,6 +587,22 @@ fn check_segmented<T: Elem>(ctx: &Context, n: usize, seed: u64) -> Res {
                 .map_err(|m| format!("segmented_reduce_fixed({len}) segment {s}: {m}"))?;
         }
     }
+    // Begin/end pairs (mixed segments, in reverse order): a warp or a lane
+    // a pair, and each pair cut into parts joined by a second launch.
+    let offsets = segment_offsets(n, seed);
+    let segments = offsets.len() - 1;
+    let begins: Vec<u64> = (0..segments).rev().map(|s| offsets[s]).collect();
+    let ends: Vec<u64> = (0..segments).rev().map(|s| offsets[s + 1]).collect();
+    for (how, seg) in [("", ctx.segmented()), (" in parts", ctx.segmented().ranges_parts(6))] {
+        let mut out = ctx.alloc::<T>(segments).map_err(e)?;
+        seg.reduce_ranges(&input, &begins[..], &ends[..], &mut out, SegSum).map_err(e)?;
+        let got = out.to_vec().map_err(e)?;
+        for k in 0..segments {
+            let part = &xs[begins[k] as usize..ends[k] as usize];
+            check_total(got[k], sum_terms(part), 0.0)
+                .map_err(|m| format!("segmented_reduce_ranges{how} pair {k}: {m}"))?;
+        }
+    }
     Ok(())
 }
 

@@ -83,7 +83,16 @@
 //! meet as `u64` keys (order key and offset): at 2^28 `i32` (2026-11-29)
 //! mixed lengths 291 us (0.96x CUB; the flat kernel 342), segments of 512
 //! 337 us (2.3x CUB), of 2^20 251 us (102% of copy).
-//! Begin/end pairs go through one warp per segment. Offsets off the
+//! Begin/end pairs go through the ranges kernel
+//! (`gpuprim_kernels::segmented::ranges`), whose form follows from the
+//! number of pairs `S` against the grid's warps (4,224 on an H200): from
+//! 32 pairs a warp up, a lane sums each pair of at most 32 elements
+//! itself and the warp walks the longer ones together; below that, a warp
+//! walks a pair; and where there are fewer than 8 pairs a warp and the
+//! input holds at least 4096 elements a pair, each pair is cut into equal
+//! parts (`policy::ranges_parts`: 8 a warp, at most `n / 2048` in all), a warp
+//! walks a part, and a second launch combines each pair's parts, so that
+//! a few huge pairs keep the whole GPU busy. Offsets off the
 //! chunked path ([`Segmented::chunked`] set to `false`, or more segments
 //! or chunks than it counts in 32 bits) whose mean segment is a few
 //! hundred elements (128 to 2048: `policy::ROUTE_MEAN`) go there too
@@ -213,6 +222,7 @@ pub struct Segmented<'c> {
     chunk_len: Option<u64>,
     short_len: Option<u64>,
     short: Option<bool>,
+    ranges_parts: Option<u64>,
 }
 
 /// The chunked path's sizes for one call: elements of a chunk, the
@@ -257,6 +267,7 @@ impl Context {
             chunk_len: None,
             short_len: None,
             short: None,
+            ranges_parts: None,
         }
     }
 
@@ -466,6 +477,10 @@ impl<'c> Segmented<'c> {
         let (chunk, short) = self.lens::<T>(0);
         let cap = policy::chunk_items(len as u64, u64::MAX, chunk, short);
         let used = used.max(policy::chunks_layout::<Op::Acc>(cap)[3]);
+        // Begin/end pairs cut into parts: at most one accumulator a
+        // RANGES_PART_MIN elements (policy::ranges_parts).
+        let parts = (len as u64 / policy::RANGES_PART_MIN) as usize * size_of::<Op::Acc>();
+        let used = used.max(RANGES_STATUS + parts.next_multiple_of(16));
         Ok(2 * used)
     }
 
@@ -506,6 +521,16 @@ impl<'c> Segmented<'c> {
     #[doc(hidden)]
     pub fn bounds_by_stream(mut self, stream: bool) -> Self {
         self.bounds_stream = Some(stream);
+        self
+    }
+
+    /// Parts each begin/end pair is cut into ([`policy::ranges_parts`]
+    /// unless set; 1 or less: not cut, one warp a pair): for tests, which
+    /// reach the parts with small inputs this way. Where the temporary
+    /// storage has no room for that many parts, fewer.
+    #[doc(hidden)]
+    pub fn ranges_parts(mut self, parts: u64) -> Self {
+        self.ranges_parts = Some(parts);
         self
     }
 
@@ -878,7 +903,6 @@ impl<'c> Segmented<'c> {
         let (n, segments) = (input.view.len() as u64, output.view.len() as u64);
         let what = Instance::of(T::NAME).op(Op::NAME);
         let task = || format!("segmented `{}` on `{}` over begin/end ranges", Op::NAME, T::NAME);
-        let kernel = Family("segmented_ranges").get(self.ctx, what, self.block, task)?;
         for (what, got) in [("segment begins", begins.view.len()), ("segment ends", ends.view.len())] {
             if got as u64 != segments {
                 return Err(Error::LengthMismatch { what, expected: segments as usize, got });
@@ -892,6 +916,65 @@ impl<'c> Segmented<'c> {
         }
         let (x, b, e, out) = (input.view.addr(), begins.view.addr(), ends.view.addr(), output.view.addr());
         let check = self.check;
+        let finish = |region: Region| {
+            if check {
+                self.errors(region.temp, "segment ranges", "a begin after its end, or an end past the input")
+            } else {
+                Ok(())
+            }
+        };
+        // Few long pairs: each cut into parts, a warp a part, then a
+        // launch that joins the parts (their accumulators after the
+        // status header). As many parts as the storage holds.
+        let acc = size_of::<Op::Acc>() as u64;
+        let warps = self.ranges_grid(u64::MAX, self.block) as u64 * (self.block / WARP_SIZE) as u64;
+        let mut parts = self.ranges_parts.unwrap_or_else(|| policy::ranges_parts(n, segments, warps));
+        if let Some(t) = &temp {
+            let half = ((t.bytes() / 2) & !15) as u64;
+            parts = parts.min(half.saturating_sub(RANGES_STATUS as u64) / segments.saturating_mul(acc));
+        }
+        let parts_bytes = segments.checked_mul(parts).and_then(|u| u.checked_mul(acc));
+        if parts >= 2
+            && let Some(bytes) = parts_bytes.and_then(|b| usize::try_from(b).ok())
+            && let Some(used) = bytes.checked_add(RANGES_STATUS)
+        {
+            let kernel = Family("segmented_ranges_parts").get(self.ctx, what, self.block, task)?;
+            let launch = |region: Region| {
+                self.clear_first(region)?;
+                let partials = region.temp + RANGES_STATUS as u64;
+                let grids = [
+                    (0u32, self.ranges_grid(segments * parts, self.block)),
+                    (1, self.ranges_grid(segments, self.block)),
+                ];
+                for (join, grid) in grids {
+                    let args = [
+                        Arg::Ptr(x),
+                        n.into(),
+                        Arg::Ptr(b),
+                        Arg::Ptr(e),
+                        segments.into(),
+                        parts.into(),
+                        Arg::Ptr(partials),
+                        Arg::Ptr(out),
+                        Arg::Ptr(region.temp),
+                        Arg::Ptr(region.spare),
+                        (region.spare_bytes as u64 / 8).into(),
+                        join.into(),
+                    ];
+                    let cfg = LaunchConfig { grid, block: self.block, shared_bytes: 0 };
+                    // SAFETY: input holds n elements, begins, ends and out
+                    // `segments` each (checked above); the region holds
+                    // the 16 zeroed bytes of status and then
+                    // segments * parts accumulators (`used`), written by
+                    // the first launch and read by the second; spare is
+                    // the region's other half.
+                    unsafe { self.ctx.launch(kernel.name, cfg, &args)? };
+                }
+                finish(region)
+            };
+            return self.with_region(temp, used, launch);
+        }
+        let kernel = Family("segmented_ranges").get(self.ctx, what, self.block, task)?;
         let launch = |region: Region| {
             self.clear_first(region)?;
             let segs = RangesSegs::Pairs { begins: b, ends: e };
@@ -899,11 +982,7 @@ impl<'c> Segmented<'c> {
             // `segments` each (checked above); the region's 16 bytes
             // zeroed; no route.
             unsafe { self.launch_ranges(kernel.name, self.block, region, x, n, segs, segments, out, 0)? };
-            if check {
-                self.errors(region.temp, "segment ranges", "a begin after its end, or an end past the input")
-            } else {
-                Ok(())
-            }
+            finish(region)
         };
         self.with_region(temp, RANGES_STATUS, launch)
     }
@@ -933,6 +1012,15 @@ impl<'c> Segmented<'c> {
         self.with_region(temp, RANGES_STATUS, launch)
     }
 
+    /// Blocks of `block` threads for a ranges launch over `units` units of
+    /// a warp each: a warp a unit, at most [`policy::RANGES_BLOCKS_PER_SM`]
+    /// blocks a multiprocessor (grid-stride beyond).
+    fn ranges_grid(&self, units: u64, block: u32) -> u32 {
+        let per_block = (block / WARP_SIZE) as u64;
+        let full = self.ctx.multiprocessors() as u64 * policy::RANGES_BLOCKS_PER_SM as u64;
+        units.div_ceil(per_block).clamp(1, full.max(1)) as u32
+    }
+
     /// Launch the ranges kernel `name` (blocks of `block`, one warp per
     /// segment, at most [`policy::RANGES_BLOCKS_PER_SM`] blocks a
     /// multiprocessor, grid-stride beyond) over `segments` segments of the
@@ -957,9 +1045,7 @@ impl<'c> Segmented<'c> {
         out: u64,
         route: u64,
     ) -> Result<()> {
-        let per_block = (block / WARP_SIZE) as u64;
-        let full = self.ctx.multiprocessors() as u64 * policy::RANGES_BLOCKS_PER_SM as u64;
-        let grid = segments.div_ceil(per_block).clamp(1, full.max(1)) as u32;
+        let grid = self.ranges_grid(segments, block);
         let (begins, ends, seg_len) = match segs {
             RangesSegs::Pairs { begins, ends } => (begins, ends, 0),
             RangesSegs::Fixed(len) => (0, 0, len),

@@ -664,9 +664,62 @@ fn ranges_property<T: TestType, Op: TestOp<T>>(ctx: &Context, cases_n: u32) {
         let buffer = ctx.upload(&padded).map_err(fail)?;
         let input = buffer.slice(skip..).map_err(fail)?;
         seg.reduce_ranges(&input, &begins, &ends, &mut out, Op::default()).map_err(fail)?;
-        verify_all::<T, Op>(&x, &segs, &out.to_vec().map_err(fail)?).map_err(TestCaseError::fail)
+        verify_all::<T, Op>(&x, &segs, &out.to_vec().map_err(fail)?).map_err(TestCaseError::fail)?;
+        // The same pairs cut into 2 to 40 parts (a warp a part, then a
+        // launch that joins them), every other draw in caller storage.
+        let parts = 2 + rng.below(39);
+        out.poison().map_err(fail)?;
+        let cut = ctx.segmented().ranges_parts(parts);
+        if seed % 3 == 0 {
+            let mut temp = cut.temp::<T, Op>(n).map_err(fail)?;
+            cut.reduce_ranges_with_temp(&input, &begins, &ends, &mut out, Op::default(), &mut temp).map_err(fail)?;
+        } else {
+            cut.reduce_ranges(&input, &begins, &ends, &mut out, Op::default()).map_err(fail)?;
+        }
+        verify_all::<T, Op>(&x, &segs, &out.to_vec().map_err(fail)?)
+            .map_err(|e| TestCaseError::fail(format!("in {parts} parts: {e}")))
     });
 }
+
+/// A few long begin/end pairs (overlapping, one empty, one the whole
+/// input), through the default plan, which cuts them into parts on a
+/// large enough input, and through explicit parts; the parts' storage
+/// reused from call to call.
+fn few_long_ranges<T: TestType, Op: TestOp<T>>(ctx: &Context, seed: u64) {
+    let n: usize = if ctx.backend() == BackendKind::Cuda { 1 << 23 } else { 1 << 15 };
+    let x = data::<T, Op>(n, seed);
+    let mut rng = Rng(seed ^ 4242);
+    let mut segs: Vec<(usize, usize)> = (0..13)
+        .map(|_| {
+            let len = n / 16 + rng.below((n / 8) as u64) as usize;
+            let b = rng.below((n - len) as u64 + 1) as usize;
+            (b, b + len)
+        })
+        .collect();
+    segs.extend([(n / 3, n / 3), (0, n), (n - 1, n)]);
+    let begins: Vec<u64> = segs.iter().map(|s| s.0 as u64).collect();
+    let ends: Vec<u64> = segs.iter().map(|s| s.1 as u64).collect();
+    let input = ctx.upload(&x).unwrap();
+    let mut out = ctx.alloc::<Op::Out>(segs.len()).unwrap();
+    let mut temp = ctx.segmented().temp::<T, Op>(n).unwrap();
+    for parts in [None, Some(1), Some(2), Some(5), Some(64), None] {
+        out.poison().unwrap();
+        let seg = match parts {
+            Some(p) => ctx.segmented().ranges_parts(p),
+            None => ctx.segmented(),
+        };
+        seg.reduce_ranges_with_temp(&input, &begins, &ends, &mut out, Op::default(), &mut temp).unwrap();
+        verify_all::<T, Op>(&x, &segs, &out.to_vec().unwrap()).unwrap_or_else(|e| panic!("parts {parts:?}: {e}"));
+    }
+}
+
+backend_test!(few_long_ranges_in_parts, |ctx| {
+    few_long_ranges::<i32, Sum>(ctx, 11);
+    few_long_ranges::<f32, Sum>(ctx, 12);
+    few_long_ranges::<u32, ArgMin>(ctx, 13);
+    few_long_ranges::<f64, ArgMax>(ctx, 14);
+    few_long_ranges::<i64, Min>(ctx, 15);
+});
 
 backend_test!(ranges_in_any_order, |ctx| {
     let k = cases(ctx, 4, 16);
@@ -839,6 +892,12 @@ backend_test!(bad_segments_are_typed_errors, |ctx| {
     // Bad ranges.
     invalid(ctx.segmented_reduce_ranges(&x, &[0u64, 5, 3][..], &[1u64, 4, 3][..], &mut out, Sum), "begin > end");
     invalid(ctx.segmented_reduce_ranges(&x, &[0u64, 5, 3][..], &[1u64, 5001, 3][..], &mut out, Sum), "end > n");
+    // The same through parts (a warp a part, then the join, which counts).
+    let cut = ctx.segmented().ranges_parts(3);
+    invalid(cut.reduce_ranges(&x, &[0u64, 5, 3][..], &[1u64, 4, 3][..], &mut out, Sum), "begin > end, in parts");
+    invalid(cut.reduce_ranges(&x, &[0u64, 5, 3][..], &[1u64, 5001, 3][..], &mut out, Sum), "end > n, in parts");
+    cut.reduce_ranges(&x, &[0u64, 5, 3][..], &[1u64, 5000, 3][..], &mut out, Sum).unwrap();
+    assert_eq!(out.to_vec().unwrap(), [0, (5..5000).sum::<i32>(), 0]);
     // Unchecked, bad offsets still end and stay in bounds (the emulator
     // would report an access outside the buffers).
     ctx.segmented().check(false).reduce(&x, &[0u64, 4000, 100, 6000][..], &mut out, Sum).unwrap();

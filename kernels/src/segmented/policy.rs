@@ -121,6 +121,34 @@ pub const RANGES_BLOCK: u32 = 256;
 /// (`docs/tuning/segmented.md`).
 pub const RANGES_SHORT: u64 = 32;
 
+/// Units of work a warp of the ranges grid is given when few pairs are
+/// split into parts ([`ranges_parts`]): several, so that parts of unequal
+/// segments even out over a warp's units.
+// Not yet measured on a GPU.
+pub const RANGES_UNITS_PER_WARP: u64 = 8;
+
+/// The fewest elements a part of a split pair is cut to, on average over
+/// the input ([`ranges_parts`]): a warp's walk of 2048 elements is 16
+/// rounds of four loads a lane.
+// Not yet measured on a GPU.
+pub const RANGES_PART_MIN: u64 = 2048;
+
+/// Parts each of `segments` begin/end pairs over `n` elements is cut
+/// into, on a grid of `warps` warps ([`super::ranges::segmented_ranges_parts`];
+/// 1: not split, one warp a segment). Enough parts for
+/// [`RANGES_UNITS_PER_WARP`] units a warp, but no more than leave the
+/// segments' mean length in parts of [`RANGES_PART_MIN`] elements; so
+/// where there are parts, `segments * parts <= n / RANGES_PART_MIN`.
+pub const fn ranges_parts(n: u64, segments: u64, warps: u64) -> u64 {
+    if segments == 0 {
+        return 1;
+    }
+    let want = (RANGES_UNITS_PER_WARP * warps).div_ceil(segments);
+    let room = n / segments.saturating_mul(RANGES_PART_MIN);
+    let parts = if want < room { want } else { room };
+    if parts < 2 { 1 } else { parts }
+}
+
 /// Blocks of the ranges kernel per multiprocessor (grid-stride over the
 /// segments beyond that).
 // Not yet measured on a GPU: fills a multiprocessor's 2048 threads at 256.

@@ -1,4 +1,10 @@
 //! Segments given as begin/end pairs: any order, any overlap.
+//!
+//! Three forms, by how many pairs there are for the grid: a lane a short
+//! pair and a warp a long one ([`segmented_ranges`], at least 32 pairs a
+//! warp), a warp a pair (the same kernel, fewer), or each pair cut into
+//! parts, a warp a part, and a second launch joining them
+//! ([`segmented_ranges_parts`], few long pairs).
 
 use super::{SegmentedReduction, policy, routed_to_ranges};
 use crate::gpu::{self, WARP_SIZE, atomic, global};
@@ -74,42 +80,10 @@ pub unsafe fn segmented_ranges<R: SegmentedReduction, const B: u32>(
     let w = WARP_SIZE as u64;
     let warps = gpu::grid_dim() as u64 * (B / WARP_SIZE) as u64;
     let warp_id = (gpu::block_idx() as u64 * B as u64 + gpu::thread_idx() as u64) / w;
-    // Segment `s`'s bounds, checked: a bad pair reads nothing.
-    let bounds = |s: u64| -> (u64, u64, bool) {
-        let (b, e) = if begins.is_null() {
-            let b = s * seg_len;
-            (b, Ord::min(b + seg_len, n))
-        } else {
-            // SAFETY: s < segments.
-            unsafe { (global::load(begins.add(s as usize)), global::load(ends.add(s as usize))) }
-        };
-        let ok = b <= e && e <= n;
-        if ok { (b, e, true) } else { (0, 0, false) }
-    };
-    // One segment walked by the whole warp, 32 elements apart (coalesced),
-    // four loads in flight a lane; the result in every lane.
-    let walk = |b: u64, e: u64| -> R::Acc {
-        let mut acc = R::identity();
-        let mut i = b + lane;
-        // SAFETY (loads): elements below e <= n.
-        while i + 3 * w < e {
-            let x = unsafe {
-                [
-                    R::load(input, input, i),
-                    R::load(input, input, i + w),
-                    R::load(input, input, i + 2 * w),
-                    R::load(input, input, i + 3 * w),
-                ]
-            };
-            acc = R::combine(R::combine(acc, x[0]), R::combine(x[1], R::combine(x[2], x[3])));
-            i += 4 * w;
-        }
-        while i < e {
-            acc = R::combine(acc, unsafe { R::load(input, input, i) });
-            i += w;
-        }
-        warp::reduce_all::<R::Acc, Accumulators<R>>(acc)
-    };
+    // SAFETY (both): the caller's contract; every call below has
+    // s < segments, and bounds within `n`.
+    let bounds = |s: u64| unsafe { bounds_of(begins, ends, seg_len, n, s) };
+    let walk = |b: u64, e: u64| unsafe { walk::<R>(input, b, e) };
     let mut bad = false;
     if segments < w * warps {
         // Few segments for the grid: one a warp, so that long ones keep a
@@ -182,6 +156,152 @@ pub unsafe fn segmented_ranges<R: SegmentedReduction, const B: u32>(
         // SAFETY: inside temp's 16 bytes.
         unsafe { atomic::add(errors, 1u32) };
     }
+}
+
+/// Few long pairs, in two launches: each segment cut into `parts` equal
+/// parts (multiples of 32 elements; the last ones may be short or empty),
+/// every part a unit of work for a warp, so that 16 segments of 2^20 keep
+/// the whole GPU busy rather than 16 warps of it.
+///
+/// ```text
+/// join = 0:  unit u = s * parts + k (warps grid-stride over the units):
+///            the warp walks part k of segment s -> partials[u]
+/// join = 1:  warp per segment s: lane l combines partials[s * parts + l],
+///            [.. + l + 32], ...; shuffles; lane 0 writes out[s]
+/// ```
+/// The host picks `parts` ([`policy::ranges_parts`]) from the pairs'
+/// count, the input's length and the grid, and takes this path only for
+/// `parts >= 2`; the bounds are read twice (once a unit, once a segment),
+/// which costs little where segments are few.
+///
+/// **Checked** as [`segmented_ranges`]: the join counts the bad pairs at
+/// byte 4 of `temp`, and their units read nothing.
+///
+/// # Safety
+/// `input` holds `n` elements, `begins` and `ends` `segments` each, `out`
+/// `segments`, `partials` `segments * parts` (written by the launch with
+/// `join = 0`, read by the one with `join = 1` after it); `temp` holds 16
+/// zeroed bytes; `spare`/`spare_words` as in
+/// [`super::flat::segmented_reduce`] (cleared by the first launch).
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn segmented_ranges_parts<R: SegmentedReduction, const B: u32>(
+    input: *const R::In,
+    n: u64,
+    begins: *const u64,
+    ends: *const u64,
+    segments: u64,
+    parts: u64,
+    partials: *mut R::Acc,
+    out: *mut R::Out,
+    temp: *mut u64,
+    spare: *mut u64,
+    spare_words: u64,
+    join: u32,
+) {
+    let lane = gpu::lane() as u64;
+    let w = WARP_SIZE as u64;
+    let warps = gpu::grid_dim() as u64 * (B / WARP_SIZE) as u64;
+    let warp_id = (gpu::block_idx() as u64 * B as u64 + gpu::thread_idx() as u64) / w;
+    let parts = Ord::max(parts, 1);
+    if join == 0 {
+        // SAFETY: the caller's contract on `spare`.
+        unsafe { clear_words::<B>(spare, spare_words) };
+        let units = segments * parts;
+        let mut u = warp_id;
+        while u < units {
+            let s = u / parts;
+            let k = u - s * parts;
+            // SAFETY: s < segments.
+            let (b, e, _) = unsafe { bounds_of(begins, ends, 0, n, s) };
+            let step = (e - b).div_ceil(parts).next_multiple_of(w);
+            let lo = Ord::min(b + k * step, e);
+            let hi = Ord::min(lo + step, e);
+            // SAFETY: hi <= e <= n; the warp's lanes share u.
+            let acc = unsafe { walk::<R>(input, lo, hi) };
+            if lane == 0 {
+                // SAFETY: u < segments * parts.
+                unsafe { global::store(partials.add(u as usize), acc) };
+            }
+            u += warps;
+        }
+    } else {
+        let errors = policy::error_count(temp);
+        let mut bad = false;
+        let mut s = warp_id;
+        while s < segments {
+            // SAFETY: s < segments.
+            let (b, e, ok) = unsafe { bounds_of(begins, ends, 0, n, s) };
+            bad |= !ok;
+            let mut acc = R::identity();
+            let mut k = lane;
+            while k < parts {
+                // SAFETY: s * parts + k < segments * parts, written by the
+                // launch before.
+                acc = R::combine(acc, unsafe { global::load(partials.add((s * parts + k) as usize)) });
+                k += w;
+            }
+            let total = warp::reduce_all::<R::Acc, Accumulators<R>>(acc);
+            if lane == 0 {
+                // SAFETY: s < segments.
+                unsafe { global::store(out.add(s as usize), R::out(total, b, b == e)) };
+            }
+            s += warps;
+        }
+        if bad {
+            // SAFETY: inside temp's 16 bytes.
+            unsafe { atomic::add(errors, 1u32) };
+        }
+    }
+}
+
+/// Segment `s`'s bounds, checked: `(b, e, true)`, or `(0, 0, false)` for a
+/// bad pair (`b > e` or `e > n`), which then reads nothing. Fixed lengths
+/// where `begins` is null.
+///
+/// # Safety
+/// `begins` null, or `begins` and `ends` hold more than `s` elements.
+#[inline(always)]
+unsafe fn bounds_of(begins: *const u64, ends: *const u64, seg_len: u64, n: u64, s: u64) -> (u64, u64, bool) {
+    let (b, e) = if begins.is_null() {
+        let b = s * seg_len;
+        (b, Ord::min(b + seg_len, n))
+    } else {
+        // SAFETY: the caller's contract.
+        unsafe { (global::load(begins.add(s as usize)), global::load(ends.add(s as usize))) }
+    };
+    let ok = b <= e && e <= n;
+    if ok { (b, e, true) } else { (0, 0, false) }
+}
+
+/// Elements `[b, e)` combined by the whole warp, 32 elements apart
+/// (coalesced), four loads in flight a lane; the result in every lane.
+///
+/// # Safety
+/// `input` holds at least `e` elements; every lane of the warp calls it
+/// with the same `b` and `e`.
+#[inline(always)]
+unsafe fn walk<R: SegmentedReduction>(input: *const R::In, b: u64, e: u64) -> R::Acc {
+    let w = WARP_SIZE as u64;
+    let mut acc = R::identity();
+    let mut i = b + gpu::lane() as u64;
+    // SAFETY (loads): elements below e (the caller's contract).
+    while i + 3 * w < e {
+        let x = unsafe {
+            [
+                R::load(input, input, i),
+                R::load(input, input, i + w),
+                R::load(input, input, i + 2 * w),
+                R::load(input, input, i + 3 * w),
+            ]
+        };
+        acc = R::combine(R::combine(acc, x[0]), R::combine(x[1], R::combine(x[2], x[3])));
+        i += 4 * w;
+    }
+    while i < e {
+        acc = R::combine(acc, unsafe { R::load(input, input, i) });
+        i += w;
+    }
+    warp::reduce_all::<R::Acc, Accumulators<R>>(acc)
 }
 
 /// Counts, for routing CSR offsets between the ranges kernel and the flat
