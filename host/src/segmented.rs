@@ -931,6 +931,7 @@ impl<'c> Segmented<'c> {
         // launch that joins the parts (their accumulators after the
         // status header). As many parts as the storage holds.
         let acc = size_of::<Op::Acc>() as u64;
+        // The warps of a full ranges grid (as many units as it holds).
         let warps = self.ranges_grid(u64::MAX, self.block) as u64 * (self.block / WARP_SIZE) as u64;
         let mut parts = self.ranges_parts.unwrap_or_else(|| policy::ranges_parts(n, segments, warps));
         if let Some(t) = &temp {
