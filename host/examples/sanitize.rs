@@ -588,12 +588,20 @@ fn check_segmented<T: Elem>(ctx: &Context, n: usize, seed: u64) -> Res {
         }
     }
     // Begin/end pairs (mixed segments, in reverse order): a warp or a lane
-    // a pair, and each pair cut into parts joined by a second launch.
+    // a pair, each pair cut into parts joined by a second launch, and the
+    // pairs longer than 64 listed in a slot table (slots of 32, shared by
+    // all the warps of a second launch; a table of 40 slots fills up).
     let offsets = segment_offsets(n, seed);
     let segments = offsets.len() - 1;
     let begins: Vec<u64> = (0..segments).rev().map(|s| offsets[s]).collect();
     let ends: Vec<u64> = (0..segments).rev().map(|s| offsets[s + 1]).collect();
-    for (how, seg) in [("", ctx.segmented()), (" in parts", ctx.segmented().ranges_parts(6))] {
+    let slotted = ctx.segmented().ranges_long(64, 32);
+    for (how, seg) in [
+        ("", ctx.segmented()),
+        (" in parts", ctx.segmented().ranges_parts(6)),
+        (" in slots", slotted.clone()),
+        (" in a full table of slots", slotted.ranges_table_cap(40)),
+    ] {
         let mut out = ctx.alloc::<T>(segments).map_err(e)?;
         seg.reduce_ranges(&input, &begins[..], &ends[..], &mut out, SegSum).map_err(e)?;
         let got = out.to_vec().map_err(e)?;

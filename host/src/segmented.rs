@@ -227,6 +227,8 @@ pub struct Segmented<'c> {
     short_len: Option<u64>,
     short: Option<bool>,
     ranges_parts: Option<u64>,
+    ranges_long: Option<(u64, u64)>,
+    ranges_cap: Option<u64>,
 }
 
 /// The chunked path's sizes for one call: elements of a chunk, the
@@ -246,6 +248,19 @@ enum Segs {
     Offsets(u64),
     Fixed(u64),
 }
+
+/// The long pairs' slot table of a ranges-kernel launch: its device
+/// address (0: none), slots, and the lengths of a long pair and a slot.
+#[derive(Clone, Copy)]
+struct Table {
+    at: u64,
+    cap: u64,
+    long: u64,
+    slot: u64,
+}
+
+/// No slot table: every segment walked by its warp.
+const NO_TABLE: Table = Table { at: 0, cap: 0, long: 1, slot: 1 };
 
 /// The segments of a ranges-kernel launch: begin/end arrays (device
 /// addresses), or a fixed length.
@@ -272,6 +287,8 @@ impl Context {
             short_len: None,
             short: None,
             ranges_parts: None,
+            ranges_long: None,
+            ranges_cap: None,
         }
     }
 
@@ -484,7 +501,12 @@ impl<'c> Segmented<'c> {
         // Begin/end pairs cut into parts: at most one accumulator a
         // RANGES_PART_MIN elements (policy::ranges_parts).
         let parts = (len as u64 / policy::RANGES_PART_MIN) as usize * size_of::<Op::Acc>();
-        let used = used.max(RANGES_STATUS + parts.next_multiple_of(16));
+        let mut used = used.max(RANGES_STATUS + parts.next_multiple_of(16));
+        // Or the long pairs' slot table (where a pair can be long).
+        if len as u64 > policy::RANGES_LONG {
+            let table = policy::ranges_table_layout(policy::ranges_table_cap(len as u64), size_of::<Op::Acc>())[3];
+            used = used.max(RANGES_STATUS + table);
+        }
         Ok(2 * used)
     }
 
@@ -535,6 +557,27 @@ impl<'c> Segmented<'c> {
     #[doc(hidden)]
     pub fn ranges_parts(mut self, parts: u64) -> Self {
         self.ranges_parts = Some(parts);
+        self
+    }
+
+    /// Begin/end pairs longer than `long` elements are cut into slots of
+    /// `slot` elements, rounded up to a power of two
+    /// ([`policy::RANGES_LONG`] and [`policy::RANGES_SLOT`] unless set), in
+    /// a table of at most `cap` slots
+    /// ([`Self::ranges_table_cap`]): for tests, which reach the slots with
+    /// small inputs this way.
+    #[doc(hidden)]
+    pub fn ranges_long(mut self, long: u64, slot: u64) -> Self {
+        self.ranges_long = Some((long.max(1), slot.max(1).next_power_of_two()));
+        self
+    }
+
+    /// Slots of the long pairs' table ([`policy::ranges_table_cap`] unless
+    /// set; 0: no table, every pair walked by one warp): for tests, which
+    /// reach a full table this way.
+    #[doc(hidden)]
+    pub fn ranges_table_cap(mut self, cap: u64) -> Self {
+        self.ranges_cap = Some(cap);
         self
     }
 
@@ -723,7 +766,18 @@ impl<'c> Segmented<'c> {
                     // header as the ranges kernel needs it; the counts
                     // written by the launch before.
                     unsafe {
-                        self.launch_ranges(ranges.name, policy::RANGES_BLOCK, region, x, n, segs, segments, out, at)?
+                        self.launch_ranges(
+                            ranges.name,
+                            policy::RANGES_BLOCK,
+                            region,
+                            x,
+                            n,
+                            segs,
+                            segments,
+                            out,
+                            at,
+                            NO_TABLE,
+                        )?
                     };
                     at
                 }
@@ -980,16 +1034,54 @@ impl<'c> Segmented<'c> {
             return self.with_region(temp, used, launch);
         }
         let kernel = Family("segmented_ranges").get(self.ctx, what, self.block, task)?;
+        // Pairs longer than `long` go to a table of slots (after the
+        // status header), where one can be that long and the storage has
+        // room: the ranges kernel lists them, one more launch walks the
+        // slots (the last slot in of a pair joins the pair's).
+        let (long, slot) = self.ranges_long.unwrap_or((policy::RANGES_LONG, policy::RANGES_SLOT));
+        let mut cap = self.ranges_cap.unwrap_or_else(|| policy::ranges_table_cap(n)).min(policy::RANGES_TABLE_MAX);
+        if let Some(t) = &temp {
+            let half = ((t.bytes() / 2) & !15) as u64;
+            let per_slot = 16 + 4 + acc;
+            cap = cap.min(half.saturating_sub(RANGES_STATUS as u64 + 48) / per_slot);
+        }
+        let table = (n > long && cap > 0).then(|| policy::ranges_table_layout(cap, acc as usize)[3]);
+        let slots_kernel = match table {
+            Some(_) => Some(Family("segmented_ranges_slots").get(self.ctx, what, self.block, task)?),
+            None => None,
+        };
         let launch = |region: Region| {
             self.clear_first(region)?;
             let segs = RangesSegs::Pairs { begins: b, ends: e };
+            let table_at = if table.is_some() { region.temp + RANGES_STATUS as u64 } else { 0 };
+            let slots = Table { at: table_at, cap, long, slot };
             // SAFETY: input holds n elements, begins, ends and out
             // `segments` each (checked above); the region's 16 bytes
-            // zeroed; no route.
-            unsafe { self.launch_ranges(kernel.name, self.block, region, x, n, segs, segments, out, 0)? };
+            // zeroed, then the table's counter (`used` covers the table);
+            // no route.
+            unsafe { self.launch_ranges(kernel.name, self.block, region, x, n, segs, segments, out, 0, slots)? };
+            if let Some(k) = &slots_kernel {
+                let args = [
+                    Arg::Ptr(x),
+                    n.into(),
+                    Arg::Ptr(b),
+                    Arg::Ptr(e),
+                    Arg::Ptr(out),
+                    Arg::Ptr(table_at),
+                    cap.into(),
+                    long.into(),
+                    slot.into(),
+                ];
+                let cfg =
+                    LaunchConfig { grid: self.ranges_grid(u64::MAX, self.block), block: self.block, shared_bytes: 0 };
+                // SAFETY: as the launch above, which listed the long
+                // pairs in the table.
+                unsafe { self.ctx.launch(k.name, cfg, &args)? };
+            }
             finish(region)
         };
-        self.with_region(temp, RANGES_STATUS, launch)
+        let used = RANGES_STATUS + table.unwrap_or(0);
+        self.with_region(temp, used, launch)
     }
 
     /// Fixed lengths through the ranges kernel: one launch, nothing to
@@ -1012,7 +1104,9 @@ impl<'c> Segmented<'c> {
             // SAFETY: input holds n elements, out ceil(n / seg_len) with
             // seg_len > 0 (the caller's checks); the region's 16 bytes
             // zeroed; no route.
-            unsafe { self.launch_ranges(kernel.name, policy::RANGES_BLOCK, region, x, n, segs, segments, out, 0) }
+            unsafe {
+                self.launch_ranges(kernel.name, policy::RANGES_BLOCK, region, x, n, segs, segments, out, 0, NO_TABLE)
+            }
         };
         self.with_region(temp, RANGES_STATUS, launch)
     }
@@ -1049,6 +1143,7 @@ impl<'c> Segmented<'c> {
         segments: u64,
         out: u64,
         route: u64,
+        table: Table,
     ) -> Result<()> {
         let grid = self.ranges_grid(segments, block);
         let (begins, ends, seg_len) = match segs {
@@ -1067,6 +1162,10 @@ impl<'c> Segmented<'c> {
             Arg::Ptr(region.spare),
             (region.spare_bytes as u64 / 8).into(),
             Arg::Ptr(route),
+            Arg::Ptr(table.at),
+            table.cap.into(),
+            table.long.into(),
+            table.slot.into(),
         ];
         let cfg = LaunchConfig { grid, block, shared_bytes: 0 };
         // SAFETY: the caller's contract; spare is the region's other half.

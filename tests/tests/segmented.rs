@@ -677,7 +677,16 @@ fn ranges_property<T: TestType, Op: TestOp<T>>(ctx: &Context, cases_n: u32) {
             cut.reduce_ranges(&input, &begins, &ends, &mut out, Op::default()).map_err(fail)?;
         }
         verify_all::<T, Op>(&x, &segs, &out.to_vec().map_err(fail)?)
-            .map_err(|e| TestCaseError::fail(format!("in {parts} parts: {e}")))
+            .map_err(|e| TestCaseError::fail(format!("in {parts} parts: {e}")))?;
+        // Pairs longer than `long` in slots of `slot` elements, in a table
+        // of `cap` slots (small ones fill up: the rest walked by a warp).
+        let (long, slot) = (rng.below(64), 1 + rng.below(50));
+        let cap = [1, 3, 40, 100_000][rng.below(4) as usize];
+        out.poison().map_err(fail)?;
+        let slotted = ctx.segmented().ranges_long(long, slot).ranges_table_cap(cap);
+        slotted.reduce_ranges(&input, &begins, &ends, &mut out, Op::default()).map_err(fail)?;
+        verify_all::<T, Op>(&x, &segs, &out.to_vec().map_err(fail)?)
+            .map_err(|e| TestCaseError::fail(format!("long {long}, slots of {slot}, {cap} of them: {e}")))
     });
 }
 
@@ -710,6 +719,17 @@ fn few_long_ranges<T: TestType, Op: TestOp<T>>(ctx: &Context, seed: u64) {
         };
         seg.reduce_ranges_with_temp(&input, &begins, &ends, &mut out, Op::default(), &mut temp).unwrap();
         verify_all::<T, Op>(&x, &segs, &out.to_vec().unwrap()).unwrap_or_else(|e| panic!("parts {parts:?}: {e}"));
+    }
+    // Not in parts: the long ones in slots (the table as large as the
+    // storage allows, then one that holds a few pairs only).
+    for cap in [None, Some(2 * n as u64 / 1000)] {
+        out.poison().unwrap();
+        let mut seg = ctx.segmented().ranges_parts(1).ranges_long(1000, 1000);
+        if let Some(c) = cap {
+            seg = seg.ranges_table_cap(c);
+        }
+        seg.reduce_ranges_with_temp(&input, &begins, &ends, &mut out, Op::default(), &mut temp).unwrap();
+        verify_all::<T, Op>(&x, &segs, &out.to_vec().unwrap()).unwrap_or_else(|e| panic!("slots, cap {cap:?}: {e}"));
     }
 }
 
@@ -769,6 +789,11 @@ fn many_ranges<T: TestType, Op: TestOp<T>>(ctx: &Context, seed: u64) {
     out.poison().unwrap();
     ctx.segmented().reduce_ranges(&input, &begins, &ends, &mut out, Op::default()).unwrap();
     verify_all::<T, Op>(&x, &segs, &out.to_vec().unwrap()).unwrap_or_else(|e| panic!("{s} ranges: {e}"));
+    // The long ones (here those over 40) in slots of 64: the warp's 32
+    // pairs hand several to the table.
+    out.poison().unwrap();
+    ctx.segmented().ranges_long(40, 64).reduce_ranges(&input, &begins, &ends, &mut out, Op::default()).unwrap();
+    verify_all::<T, Op>(&x, &segs, &out.to_vec().unwrap()).unwrap_or_else(|e| panic!("{s} ranges in slots: {e}"));
 }
 
 backend_test!(many_ranges_of_mixed_lengths, |ctx| {

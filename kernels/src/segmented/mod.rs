@@ -7,6 +7,7 @@
 //! | [`short::segmented_short`] + [`flat::segmented_spine`] | short segments (offsets or fixed length) under sum, product, min, max | the flat kernel's tiles; a segment's value left where it ends, written out from the boundaries |
 //! | [`ranges::segmented_ranges`] | any begin/end pairs | one warp per segment, or a lane each for short ones where there are many |
 //! | [`ranges::segmented_ranges_parts`] (twice) | few long begin/end pairs | each pair in equal parts, a warp a part; a second launch combines the parts |
+//! | [`ranges::segmented_ranges_slots`] (after the ranges kernel) | the long ones among many begin/end pairs | the ranges kernel lists them in a table of slots; the warps share the slots, and the last one in of a pair joins its slots |
 //! | [`chunks::segmented_plan`] + [`chunks::segmented_chunks`] | sorted offsets, long on average | long segments in chunks of a block each, short ones a warp each; tickets over a resident grid |
 //!
 //! The flat kernel does the same work per element whatever the segment
@@ -19,7 +20,7 @@
 //!
 //! Entry names: `segmented_reduce_{op}_{type}_b256`, `segmented_short_{op}_{type}_b256`,
 //! `segmented_spine_{op}_{type}_b1024`, `segmented_bounds_b256`, `segmented_bounds_search_b256`,
-//! `segmented_ranges_{op}_{type}_b256`, `segmented_ranges_parts_{op}_{type}_b256`.
+//! `segmented_ranges_{op}_{type}_b256`, `segmented_ranges_parts_{op}_{type}_b256`, `segmented_ranges_slots_{op}_{type}_b256`.
 
 pub mod chunks;
 pub mod flat;
@@ -36,7 +37,7 @@ use crate::reduce::reduction::{Largest, Smallest};
 use chunks::{segmented_chunks, segmented_plan};
 use core::mem::size_of;
 use flat::{segmented_bounds, segmented_bounds_search, segmented_reduce, segmented_spine};
-use ranges::{segmented_ranges, segmented_ranges_parts, segmented_route};
+use ranges::{segmented_ranges, segmented_ranges_parts, segmented_ranges_slots, segmented_route};
 use short::segmented_short;
 
 /// What a segmented kernel writes for a segment.
@@ -447,7 +448,7 @@ entries! {
         => segmented_route::<{B}>; blocks [256];
     segmented_ranges(input: *const T, n: u64, begins: *const u64, ends: *const u64, seg_len: u64, segments: u64,
          out: *mut <Op as SegmentedReduction>::Out, temp: *mut u64, spare: *mut u64, spare_words: u64,
-         route: *const u32)
+         route: *const u32, table: *mut u64, cap: u64, long: u64, slot: u64)
         => segmented_ranges::<Op, {B}>;
         ops [sum = Plain<T, Sum>, product = Plain<T, Product>, min = Plain<T, Min>, max = Plain<T, Max>,
              argmin = Arg<T, Smallest>, argmax = Arg<T, Largest>]
@@ -457,6 +458,13 @@ entries! {
          partials: *mut <Op as Reduction>::Acc, out: *mut <Op as SegmentedReduction>::Out, temp: *mut u64,
          spare: *mut u64, spare_words: u64, join: u32)
         => segmented_ranges_parts::<Op, {B}>;
+        ops [sum = Plain<T, Sum>, product = Plain<T, Product>, min = Plain<T, Min>, max = Plain<T, Max>,
+             argmin = Arg<T, Smallest>, argmax = Arg<T, Largest>]
+        types [i32, u32, i64, u64, f32, f64]
+        blocks [256];
+    segmented_ranges_slots(input: *const T, n: u64, begins: *const u64, ends: *const u64,
+         out: *mut <Op as SegmentedReduction>::Out, table: *mut u64, cap: u64, long: u64, slot: u64)
+        => segmented_ranges_slots::<Op, {B}>;
         ops [sum = Plain<T, Sum>, product = Plain<T, Product>, min = Plain<T, Min>, max = Plain<T, Max>,
              argmin = Arg<T, Smallest>, argmax = Arg<T, Largest>]
         types [i32, u32, i64, u64, f32, f64]

@@ -151,6 +151,50 @@ pub const fn ranges_parts(n: u64, segments: u64, warps: u64) -> u64 {
     if parts < 2 { 1 } else { parts }
 }
 
+/// Begin/end pairs longer than this are not walked by one warp but cut
+/// into slots of [`RANGES_SLOT`] elements, a warp a slot
+/// ([`super::ranges::segmented_ranges_slots`]), where the status has room
+/// for a slot table. A warp walks 256 elements a round of eight loads, a
+/// memory latency each, so a pair of 2^16 alone took it 256 latencies.
+// H200, mixed pairs (1..2^16), i32: 2^24 112 -> 81 us, 2^28 464 -> 334 (CUB 30 / 264); 2048 is better at 2^24 with one slot a take (37 us), worse at 2^28 (docs/tuning/segmented.md, v9/v10).
+pub const RANGES_LONG: u64 = 8192;
+
+/// Elements of a slot of a long pair ([`RANGES_LONG`]), a power of two.
+// H200: as RANGES_LONG.
+pub const RANGES_SLOT: u64 = 8192;
+
+/// Elements a warp of [`super::ranges::segmented_ranges_slots`] takes at
+/// once: a run of `max(RANGES_GRAB / slot, 1)` consecutive slots.
+// H200: the slots' kernel takes 40-56 registers, so of the ranges grid's eight blocks a multiprocessor four to six fit at once; runs shared out in advance left the last ones to a second wave.
+pub const RANGES_GRAB: u64 = 16384;
+
+/// Slots (and list entries) of the table for `n` elements: every slot of
+/// disjoint pairs (at most `n / RANGES_SLOT`, plus one partial slot per
+/// long pair, of which there are at most `n / RANGES_LONG`), and some; at
+/// most [`RANGES_TABLE_MAX`].
+pub const fn ranges_table_cap(n: u64) -> u64 {
+    let cap = n / RANGES_SLOT + n / RANGES_LONG + 64;
+    if cap < RANGES_TABLE_MAX { cap } else { RANGES_TABLE_MAX }
+}
+
+/// The most slots (and entries) of a table: its counter keeps the entries
+/// in 24 bits and the slots in 40, which this keeps from overflowing
+/// (pairs past it are walked by their warps).
+pub const RANGES_TABLE_MAX: u64 = 1 << 22;
+
+/// Byte offsets, from the table's start, of its list entries (16 bytes
+/// each: pair, first slot), arrival counters (`u32`, one an entry),
+/// accumulators (`acc` bytes each, one a slot, 16-byte aligned) and its
+/// end, for `cap` entries and slots; two `u64` counters (entries listed
+/// and slots taken in one, slots handed out) come first, in 32 bytes.
+pub const fn ranges_table_layout(cap: u64, acc: usize) -> [usize; 4] {
+    let cap = cap as usize;
+    let list = 32;
+    let arrive = list + 16 * cap;
+    let partials = (arrive + 4 * cap).next_multiple_of(16);
+    [list, arrive, partials, partials + acc * cap]
+}
+
 /// Blocks of the ranges kernel per multiprocessor (grid-stride over the
 /// segments beyond that).
 // Not yet measured on a GPU: fills a multiprocessor's 2048 threads at 256.

@@ -24,6 +24,12 @@ use crate::warp;
 ///   in flight; the longer ones of the 32 (a ballot) are walked by the
 ///   whole warp as above, one after another.
 ///
+/// Either way, with a slot table (`table` not null), a pair longer than
+/// `long` is not walked by its warp but listed in the table and cut into
+/// slots of `slot` elements, which [`segmented_ranges_slots`] shares out
+/// among all the warps and joins (a warp walking 2^16 elements alone takes
+/// 256 rounds of a memory latency each).
+///
 /// ```text
 /// few:   warp w: segment w, w + warps, ...;  lane l: x[b+l], x[b+l+32], ...
 /// many:  warp w: segments 32w .. 32w+31;     lane l: segment 32w+l if short
@@ -54,7 +60,10 @@ use crate::warp;
 /// `begins` null, `seg_len > 0` and `segments = ceil(n / seg_len)`), `out`
 /// `segments`; `temp` holds 16 zeroed bytes; `spare`/`spare_words` as in
 /// [`super::flat::segmented_reduce`]; `route` null or the counts of
-/// [`segmented_route`] from a launch before this one.
+/// [`segmented_route`] from a launch before this one; `table` null, or
+/// storage of [`policy::ranges_table_layout`]`(cap, size of R::Acc)`
+/// bytes, 16-byte aligned, its first two words zeroed, `1 <= cap <= 2^22`,
+/// `long >= 1`, `slot` a power of two.
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn segmented_ranges<R: SegmentedReduction, const B: u32>(
     input: *const R::In,
@@ -68,6 +77,10 @@ pub unsafe fn segmented_ranges<R: SegmentedReduction, const B: u32>(
     spare: *mut u64,
     spare_words: u64,
     route: *const u32,
+    table: *mut u64,
+    cap: u64,
+    long: u64,
+    slot: u64,
 ) {
     // SAFETY: the caller's contract on `spare`.
     unsafe { clear_words::<B>(spare, spare_words) };
@@ -75,6 +88,8 @@ pub unsafe fn segmented_ranges<R: SegmentedReduction, const B: u32>(
     if unsafe { routed_to_ranges(route, segments) } == Some(false) {
         return;
     }
+    // SAFETY: the caller's contract on `table`, `cap`, `long`, `slot`.
+    let slots = unsafe { Slots::<R::Acc>::new(table, cap, long, slot) };
     let errors = policy::error_count(temp);
     let lane = gpu::lane() as u64;
     let w = WARP_SIZE as u64;
@@ -92,10 +107,12 @@ pub unsafe fn segmented_ranges<R: SegmentedReduction, const B: u32>(
         while s < segments {
             let (b, e, ok) = bounds(s);
             bad |= !ok;
-            let total = walk(b, e);
-            if lane == 0 {
-                // SAFETY: s < segments.
-                unsafe { global::store(out.add(s as usize), R::out(total, b, b == e)) };
+            if !slots.skips(s, b, e) {
+                let total = walk(b, e);
+                if lane == 0 {
+                    // SAFETY: s < segments.
+                    unsafe { global::store(out.add(s as usize), R::out(total, b, b == e)) };
+                }
             }
             s += warps;
         }
@@ -142,10 +159,13 @@ pub unsafe fn segmented_ranges<R: SegmentedReduction, const B: u32>(
             for _ in 0..long.count_ones() {
                 let k = rest.trailing_zeros();
                 let (bk, ek) = (gpu::warp::shfl_idx(b, k), gpu::warp::shfl_idx(e, k));
-                let total = walk(bk, ek);
-                if lane == 0 {
-                    // SAFETY: segment g * w + k is live (a long one).
-                    unsafe { global::store(out.add((g * w + k as u64) as usize), R::out(total, bk, bk == ek)) };
+                let sk = g * w + k as u64;
+                if !slots.skips(sk, bk, ek) {
+                    let total = walk(bk, ek);
+                    if lane == 0 {
+                        // SAFETY: sk < segments.
+                        unsafe { global::store(out.add(sk as usize), R::out(total, bk, bk == ek)) };
+                    }
                 }
                 rest &= rest - 1;
             }
@@ -155,6 +175,265 @@ pub unsafe fn segmented_ranges<R: SegmentedReduction, const B: u32>(
     if bad {
         // SAFETY: inside temp's 16 bytes.
         unsafe { atomic::add(errors, 1u32) };
+    }
+}
+
+/// The slot table of long begin/end pairs, at `table` in the status: a
+/// `u64` counter (entries listed in the high 24 bits, slots taken in the
+/// low 40) and a `u64` count of the slots handed out to warps (32 bytes
+/// in all), then `cap` list entries (`[pair, first slot]`), `cap` `u32`
+/// arrival counters (one an entry) and `cap` accumulators (one a slot;
+/// [`policy::ranges_table_layout`]).
+///
+/// A warp that meets a pair longer than `long` elements ([`Slots::skips`])
+/// does not walk it: lane 0 takes one list entry and `ceil(len / slot)`
+/// consecutive slots together (one atomic add of the counter, so that
+/// entries are listed in the order of their first slots and neither count
+/// is used past `cap`), writes the entry and zeroes its arrival counter.
+/// [`segmented_ranges_slots`] then walks the slots and joins each pair's.
+/// A pair that does not fit is walked by its warp as before.
+struct Slots<A> {
+    table: *mut u64,
+    cap: u64,
+    long: u64,
+    slot: u64,
+    _acc: core::marker::PhantomData<A>,
+}
+
+impl<A: Copy> Slots<A> {
+    /// # Safety
+    /// `table` null (no table: every pair walked by its warp), or storage
+    /// of [`policy::ranges_table_layout`]`(cap, size_of::<A>())` bytes, 16-byte
+    /// aligned, its two counters zeroed, that only this launch writes, with
+    /// `1 <= cap <= 2^22`, `long >= 1` and `slot` a power of two.
+    #[inline(always)]
+    unsafe fn new(table: *mut u64, cap: u64, long: u64, slot: u64) -> Self {
+        Slots { table, cap, long, slot, _acc: core::marker::PhantomData }
+    }
+
+    /// The list entries, arrival counters and accumulators.
+    #[inline(always)]
+    fn parts(&self) -> (*mut [u64; 2], *mut u32, *mut A) {
+        let at = policy::ranges_table_layout(self.cap, core::mem::size_of::<A>());
+        let base = self.table.cast::<u8>();
+        (base.wrapping_add(at[0]).cast(), base.wrapping_add(at[1]).cast(), base.wrapping_add(at[2]).cast())
+    }
+
+    /// Whether pair `s`, `[b, e)` (checked; the same on every lane), is
+    /// long and now listed in the table, left to [`segmented_ranges_slots`].
+    #[inline(always)]
+    fn skips(&self, s: u64, b: u64, e: u64) -> bool {
+        if self.table.is_null() || e - b <= self.long {
+            return false;
+        }
+        let listed = if gpu::lane() == 0 {
+            // SAFETY: the table (Self::new's contract).
+            unsafe { self.take(s, (e - b + self.slot - 1) >> self.slot.trailing_zeros()) }
+        } else {
+            0
+        };
+        gpu::warp::shfl_idx(listed, 0) != 0
+    }
+
+    /// Take a list entry and `k` slots for pair `s` (lane 0), when both
+    /// fit: the entry written, its arrival counter zeroed; 1 if taken.
+    ///
+    /// One atomic add of the counter takes both, so entries are listed in
+    /// the order of their first slots. Once either count has reached
+    /// `cap` no warp adds any more (a load first), and each add is at most
+    /// `cap + 1` slots, so with `cap <= 2^22` and fewer than 2^17 warps
+    /// adding at once neither field overflows.
+    ///
+    /// # Safety
+    /// As [`Self::new`], table not null.
+    #[inline(always)]
+    unsafe fn take(&self, s: u64, k: u64) -> u32 {
+        // SAFETY (all): the counter and the entry's words (the layout).
+        let seen = unsafe { atomic::load_relaxed_u64(self.table) };
+        if seen >> ENTRY_SHIFT >= self.cap || seen & SLOTS_MASK >= self.cap {
+            return 0;
+        }
+        let add = (1 << ENTRY_SHIFT) + Ord::min(k, self.cap + 1);
+        let cur = unsafe { atomic::add(self.table, add) };
+        let (entry, first) = (cur >> ENTRY_SHIFT, cur & SLOTS_MASK);
+        if entry >= self.cap {
+            return 0;
+        }
+        let (list, arrive, _) = self.parts();
+        // An entry whose slots do not fit is listed as no pair, so that
+        // the entries' first slots still rise.
+        let fits = first < self.cap && k <= self.cap - first;
+        unsafe {
+            global::store(list.add(entry as usize), [if fits { s } else { NO_PAIR }, first]);
+            global::store(arrive.add(entry as usize), 0u32);
+        }
+        fits as u32
+    }
+}
+
+/// The slot table's counter: entries listed above this bit, slots taken
+/// below it.
+const ENTRY_SHIFT: u32 = 40;
+const SLOTS_MASK: u64 = (1 << ENTRY_SHIFT) - 1;
+
+/// The pair of a list entry whose slots did not fit (its warp walked it).
+const NO_PAIR: u64 = u64::MAX;
+
+/// The long pairs that [`segmented_ranges`] listed in the slot table (its
+/// counter says how many; the launch returns at once when none), in one
+/// launch after it: a warp takes a run of consecutive slots at a time
+/// from a second counter ([`policy::RANGES_GRAB`] elements' worth), finds
+/// the run's first entry (a 32-way search over the entries' first slots,
+/// which rise with the entries), and for each slot walks it, stores its
+/// accumulator and counts it in at its entry; the warp that counts a
+/// pair's last slot in combines that pair's accumulators in order and
+/// writes the pair's result.
+///
+/// ```text
+/// warp: j0 = next.fetch_add(run); slots j0 .. j0 + run of the T taken
+/// slot j of entry [s, first]: elements b_s + (j - first) * slot .. + slot
+///        -> acc[j]; arrive[entry] += 1; the last one: out[s] = acc[first..first + k]
+/// ```
+///
+/// # Safety
+/// As [`segmented_ranges`], whose launch over the same pairs with the same
+/// `table`, `cap`, `long` and `slot` came just before.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn segmented_ranges_slots<R: SegmentedReduction, const B: u32>(
+    input: *const R::In,
+    n: u64,
+    begins: *const u64,
+    ends: *const u64,
+    out: *mut R::Out,
+    table: *mut u64,
+    cap: u64,
+    long: u64,
+    slot: u64,
+) {
+    let w = WARP_SIZE as u64;
+    let lane = gpu::lane() as u64;
+    if table.is_null() {
+        return;
+    }
+    // SAFETY: the counter, written by the ranges kernel's launch.
+    let counter = unsafe { global::load(table) };
+    let (entries, taken) = (Ord::min(counter >> ENTRY_SHIFT, cap), Ord::min(counter & SLOTS_MASK, cap));
+    if entries == 0 {
+        return;
+    }
+    // SAFETY: the caller's contract.
+    let slots = unsafe { Slots::<R::Acc>::new(table, cap, long, slot) };
+    let (list, arrive, partials) = slots.parts();
+    // SAFETY (all loads of entries): below `entries` <= cap, written by
+    // the ranges kernel.
+    let first_of = |i: u64| unsafe { global::load(list.add(i as usize))[1] };
+    // Runs of slots of about RANGES_GRAB elements, taken from a counter
+    // (the table's second word), so that warps that start late (a grid
+    // larger than fits at once) or walk short slots take fewer.
+    let run = Ord::max(policy::RANGES_GRAB >> slot.trailing_zeros(), 1);
+    loop {
+        let j0 = if lane == 0 {
+            // SAFETY: the table's second word, zeroed with the counter.
+            unsafe { atomic::add(table.add(1), run) }
+        } else {
+            0
+        };
+        let mut j = gpu::warp::shfl_idx(j0, 0);
+        if j >= taken {
+            return;
+        }
+        let stop = Ord::min(j + run, taken);
+        // The last entry whose first slot is at most j (entry 0's is slot
+        // 0; the first slots rise with the entries): narrow [lo, hi) 32
+        // ways a round, the lanes probing evenly spaced entries, then one
+        // a lane.
+        let (mut lo, mut hi) = (0u64, entries);
+        while hi - lo > w {
+            let span = hi - lo;
+            let below = gpu::warp::ballot(first_of(lo + span * lane / w) <= j);
+            let top = 31 - below.leading_zeros() as u64;
+            hi = if top + 1 < w { lo + span * (top + 1) / w } else { hi };
+            lo += span * top / w;
+        }
+        let below = gpu::warp::ballot(lo + lane < hi && first_of(lo + lane) <= j);
+        let mut entry = lo + (31 - below.leading_zeros()) as u64;
+        while j < stop {
+            while entry + 1 < entries && first_of(entry + 1) <= j {
+                entry += 1;
+            }
+            // SAFETY: the slot and its entry (below `taken` and `entries`).
+            unsafe { walk_slot::<R>(input, n, begins, ends, out, list, arrive, partials, entry, j, slot) };
+            j += 1;
+        }
+    }
+}
+
+/// Slot `j` of list entry `entry`: walk it, store its accumulator, count
+/// it in; the warp that counts the pair's last slot in combines them all,
+/// in order, and writes the pair's result.
+///
+/// # Safety
+/// `entry` below the entries listed, `j` below the slots taken, the slot
+/// `entry`'s (or `entry` listed as [`NO_PAIR`]); the table's parts as
+/// [`Slots::parts`] gives them; the pairs as [`segmented_ranges`] checked.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn walk_slot<R: SegmentedReduction>(
+    input: *const R::In,
+    n: u64,
+    begins: *const u64,
+    ends: *const u64,
+    out: *mut R::Out,
+    list: *mut [u64; 2],
+    arrive: *mut u32,
+    partials: *mut R::Acc,
+    entry: u64,
+    j: u64,
+    slot: u64,
+) {
+    let w = WARP_SIZE as u64;
+    let lane = gpu::lane() as u64;
+    // SAFETY: entry below the entries listed.
+    let [s, first] = unsafe { global::load(list.add(entry as usize)) };
+    if s == NO_PAIR {
+        // A slot taken by a pair that did not fit (past `cap`). Every
+        // entry takes a slot at least, so one past `cap` has no slot
+        // under it either, and every slot below `taken` is its entry's.
+        return;
+    }
+    // SAFETY: s was checked by the ranges kernel.
+    let (b, e, _) = unsafe { bounds_of(begins, ends, 0, n, s) };
+    let k = (e - b + slot - 1) >> slot.trailing_zeros();
+    let from = b + (j - first) * slot;
+    // SAFETY: from < e <= n; the warp's lanes share j.
+    let acc = unsafe { walk::<R>(input, from, Ord::min(from + slot, e)) };
+    let last = if lane == 0 {
+        // SAFETY: j below the slots taken; entry below the entries. The
+        // fence orders the accumulator before the count (as the chunked
+        // path's join).
+        unsafe {
+            global::store(partials.add(j as usize), acc);
+            atomic::fence_device();
+            atomic::add(arrive.add(entry as usize), 1u32) == (k - 1) as u32
+        }
+    } else {
+        false
+    };
+    if gpu::warp::shfl_idx(last as u32, 0) != 0 {
+        // Every slot of the pair is in: combine them in order.
+        atomic::fence_device();
+        let mut acc = R::identity();
+        let mut i = lane;
+        while i < k {
+            // SAFETY: first + i < first + k <= the slots taken.
+            acc = R::combine(acc, unsafe { global::load_volatile(partials.add((first + i) as usize)) });
+            i += w;
+        }
+        let total = warp::reduce_all::<R::Acc, Accumulators<R>>(acc);
+        if lane == 0 {
+            // SAFETY: s < segments (listed by the ranges kernel).
+            unsafe { global::store(out.add(s as usize), R::out(total, b, b == e)) };
+        }
     }
 }
 
