@@ -503,8 +503,10 @@ impl<'c> Segmented<'c> {
         let parts = (len as u64 / policy::RANGES_PART_MIN) as usize * size_of::<Op::Acc>();
         let mut used = used.max(RANGES_STATUS + parts.next_multiple_of(16));
         // Or the long pairs' slot table (where a pair can be long).
-        if len as u64 > policy::RANGES_LONG {
-            let table = policy::ranges_table_layout(policy::ranges_table_cap(len as u64), size_of::<Op::Acc>())[3];
+        let slot = policy::ranges_slot(len as u64, self.ranges_warps());
+        if len as u64 > slot {
+            let table =
+                policy::ranges_table_layout(policy::ranges_table_cap(len as u64, slot), size_of::<Op::Acc>())[3];
             used = used.max(RANGES_STATUS + table);
         }
         Ok(2 * used)
@@ -562,7 +564,7 @@ impl<'c> Segmented<'c> {
 
     /// Begin/end pairs longer than `long` elements are cut into slots of
     /// `slot` elements, rounded up to a power of two
-    /// ([`policy::RANGES_LONG`] and [`policy::RANGES_SLOT`] unless set), in
+    /// ([`policy::ranges_slot`] for both unless set), in
     /// a table of at most `cap` slots
     /// ([`Self::ranges_table_cap`]): for tests, which reach the slots with
     /// small inputs this way.
@@ -1038,8 +1040,12 @@ impl<'c> Segmented<'c> {
         // status header), where one can be that long and the storage has
         // room: the ranges kernel lists them, one more launch walks the
         // slots (the last slot in of a pair joins the pair's).
-        let (long, slot) = self.ranges_long.unwrap_or((policy::RANGES_LONG, policy::RANGES_SLOT));
-        let mut cap = self.ranges_cap.unwrap_or_else(|| policy::ranges_table_cap(n)).min(policy::RANGES_TABLE_MAX);
+        let (long, slot) = self.ranges_long.unwrap_or_else(|| {
+            let slot = policy::ranges_slot(n, self.ranges_warps());
+            (slot, slot)
+        });
+        let mut cap =
+            self.ranges_cap.unwrap_or_else(|| policy::ranges_table_cap(n, slot)).min(policy::RANGES_TABLE_MAX);
         if let Some(t) = &temp {
             let half = ((t.bytes() / 2) & !15) as u64;
             let per_slot = 16 + 4 + acc;
@@ -1109,6 +1115,11 @@ impl<'c> Segmented<'c> {
             }
         };
         self.with_region(temp, RANGES_STATUS, launch)
+    }
+
+    /// Warps of the ranges kernels' full grid ([`Self::ranges_grid`]).
+    fn ranges_warps(&self) -> u64 {
+        self.ctx.multiprocessors() as u64 * policy::RANGES_BLOCKS_PER_SM as u64 * (self.block / WARP_SIZE) as u64
     }
 
     /// Blocks of `block` threads for a ranges launch over `units` units of

@@ -794,6 +794,11 @@ fn many_ranges<T: TestType, Op: TestOp<T>>(ctx: &Context, seed: u64) {
     out.poison().unwrap();
     ctx.segmented().ranges_long(40, 64).reduce_ranges(&input, &begins, &ends, &mut out, Op::default()).unwrap();
     verify_all::<T, Op>(&x, &segs, &out.to_vec().unwrap()).unwrap_or_else(|e| panic!("{s} ranges in slots: {e}"));
+    // In slots of 2: more slots than the table holds (the rest walked by
+    // their warps), taken by the warps in runs of several.
+    out.poison().unwrap();
+    ctx.segmented().ranges_long(40, 2).reduce_ranges(&input, &begins, &ends, &mut out, Op::default()).unwrap();
+    verify_all::<T, Op>(&x, &segs, &out.to_vec().unwrap()).unwrap_or_else(|e| panic!("{s} ranges in slots of 2: {e}"));
 }
 
 backend_test!(many_ranges_of_mixed_lengths, |ctx| {

@@ -151,29 +151,53 @@ pub const fn ranges_parts(n: u64, segments: u64, warps: u64) -> u64 {
     if parts < 2 { 1 } else { parts }
 }
 
-/// Begin/end pairs longer than this are not walked by one warp but cut
-/// into slots of [`RANGES_SLOT`] elements, a warp a slot
-/// ([`super::ranges::segmented_ranges_slots`]), where the status has room
-/// for a slot table. A warp walks 256 elements a round of eight loads, a
-/// memory latency each, so a pair of 2^16 alone took it 256 latencies.
-// H200, mixed pairs (1..2^16), i32: 2^24 112 -> 81 us, 2^28 464 -> 334 (CUB 30 / 264); 2048 is better at 2^24 with one slot a take (37 us), worse at 2^28 (docs/tuning/segmented.md, v9/v10).
-pub const RANGES_LONG: u64 = 8192;
+/// Elements of a slot of a long begin/end pair, and the length past which
+/// a pair is long (not walked by one warp but listed in the slot table,
+/// [`super::ranges::segmented_ranges_slots`]), for `n` input elements and
+/// a grid of `warps`: about `n / (4 warps)` (four slots a warp if the
+/// whole input were long pairs), a power of two from
+/// [`RANGES_SLOT_MIN`] to [`RANGES_SLOT_MAX`]. A warp walks 256 elements
+/// a round of eight loads, a memory latency each, so a pair of 2^16 alone
+/// took it 256 latencies.
+// H200, mixed pairs (1..2^16), i32: 37.4 us at 2^24 (slots of 2048), 329 at 2^28 (8192); main before it 112 / 470, CUB 30 / 258 (docs/tuning/segmented.md, v9-v12).
+pub const fn ranges_slot(n: u64, warps: u64) -> u64 {
+    let want = n / (4 * if warps > 0 { warps } else { 1 });
+    let p = if want <= 1 { 1 } else { want.next_power_of_two() };
+    if p < RANGES_SLOT_MIN {
+        RANGES_SLOT_MIN
+    } else if p > RANGES_SLOT_MAX {
+        RANGES_SLOT_MAX
+    } else {
+        p
+    }
+}
 
-/// Elements of a slot of a long pair ([`RANGES_LONG`]), a power of two.
-// H200: as RANGES_LONG.
-pub const RANGES_SLOT: u64 = 8192;
+/// The shortest slot ([`ranges_slot`]): 8 rounds of a warp's loads.
+pub const RANGES_SLOT_MIN: u64 = 2048;
 
-/// Elements a warp of [`super::ranges::segmented_ranges_slots`] takes at
-/// once: a run of `max(RANGES_GRAB / slot, 1)` consecutive slots.
-// H200: the slots' kernel takes 40-56 registers, so of the ranges grid's eight blocks a multiprocessor four to six fit at once; runs shared out in advance left the last ones to a second wave.
+/// The longest slot ([`ranges_slot`]).
+pub const RANGES_SLOT_MAX: u64 = 8192;
+
+/// Runs of slots a warp of [`super::ranges::segmented_ranges_slots`] takes
+/// at once, of `taken` slots for `warps`: about a quarter of its share,
+/// one at least and at most `RANGES_GRAB` elements' worth.
+// H200: the slots' kernel takes 40-56 registers, so of the ranges grid's eight blocks a multiprocessor four to six fit at once; runs shared out in advance left the last ones to a second wave; runs of 8 slots of 2048 left most warps idle at 2^24 (80 us against 37).
+pub const fn ranges_run(taken: u64, warps: u64, slot: u64) -> u64 {
+    let most = RANGES_GRAB / slot;
+    let want = taken / (4 * if warps > 0 { warps } else { 1 });
+    let run = if want < most { want } else { most };
+    if run < 1 { 1 } else { run }
+}
+
+/// Elements' worth of slots a warp takes at most at once ([`ranges_run`]).
 pub const RANGES_GRAB: u64 = 16384;
 
-/// Slots (and list entries) of the table for `n` elements: every slot of
-/// disjoint pairs (at most `n / RANGES_SLOT`, plus one partial slot per
-/// long pair, of which there are at most `n / RANGES_LONG`), and some; at
-/// most [`RANGES_TABLE_MAX`].
-pub const fn ranges_table_cap(n: u64) -> u64 {
-    let cap = n / RANGES_SLOT + n / RANGES_LONG + 64;
+/// Slots (and list entries) of a table for `n` elements in slots of
+/// `slot` (pairs longer than `slot` listed): every slot of disjoint pairs
+/// (at most `n / slot`, plus one partial slot per long pair, of which
+/// there are at most `n / slot`), and some; at most [`RANGES_TABLE_MAX`].
+pub const fn ranges_table_cap(n: u64, slot: u64) -> u64 {
+    let cap = 2 * (n / slot) + 64;
     if cap < RANGES_TABLE_MAX { cap } else { RANGES_TABLE_MAX }
 }
 
