@@ -988,7 +988,7 @@ impl<'c> Segmented<'c> {
         // status header). As many parts as the storage holds.
         let acc = size_of::<Op::Acc>() as u64;
         // The warps of a full ranges grid (as many units as it holds).
-        let warps = self.ranges_grid(u64::MAX, self.block) as u64 * (self.block / WARP_SIZE) as u64;
+        let warps = self.ranges_warps();
         let mut parts = self.ranges_parts.unwrap_or_else(|| policy::ranges_parts(n, segments, warps));
         if let Some(t) = &temp {
             let half = ((t.bytes() / 2) & !15) as u64;
@@ -1048,8 +1048,7 @@ impl<'c> Segmented<'c> {
             self.ranges_cap.unwrap_or_else(|| policy::ranges_table_cap(n, slot)).min(policy::RANGES_TABLE_MAX);
         if let Some(t) = &temp {
             let half = ((t.bytes() / 2) & !15) as u64;
-            let per_slot = 16 + 4 + acc;
-            cap = cap.min(half.saturating_sub(RANGES_STATUS as u64 + 48) / per_slot);
+            cap = cap.min(policy::ranges_table_fit(half.saturating_sub(RANGES_STATUS as u64), acc as usize));
         }
         let table = (n > long && cap > 0).then(|| policy::ranges_table_layout(cap, acc as usize)[3]);
         let slots_kernel = match table {
@@ -1119,7 +1118,7 @@ impl<'c> Segmented<'c> {
 
     /// Warps of the ranges kernels' full grid ([`Self::ranges_grid`]).
     fn ranges_warps(&self) -> u64 {
-        self.ctx.multiprocessors() as u64 * policy::RANGES_BLOCKS_PER_SM as u64 * (self.block / WARP_SIZE) as u64
+        self.ranges_grid(u64::MAX, self.block) as u64 * (self.block / WARP_SIZE) as u64
     }
 
     /// Blocks of `block` threads for a ranges launch over `units` units of
@@ -1231,4 +1230,26 @@ impl<'c> Segmented<'c> {
 /// a spine of `blocks` blocks.
 fn records_used<A>(tiles: u64, blocks: u64) -> usize {
     policy::records_layout::<A>(tiles)[4] + policy::spine_pairs_bytes::<A>(blocks)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::policy;
+
+    /// The slots that fit in some bytes are a table no larger than them,
+    /// and one more slot would not fit but for the 16 bytes the fit sets
+    /// aside for the alignment.
+    #[test]
+    fn ranges_table_fit_inverts_the_layout() {
+        for acc in [4usize, 8, 12, 16] {
+            for bytes in (0u64..4096).chain([1 << 20, (1 << 20) + 7, 1 << 33]) {
+                let cap = policy::ranges_table_fit(bytes, acc);
+                if cap > 0 {
+                    assert!(policy::ranges_table_layout(cap, acc)[3] as u64 <= bytes, "{acc} {bytes} {cap}");
+                }
+                let more = policy::ranges_table_layout(cap + 1, acc)[3] as u64;
+                assert!(more + 16 > bytes, "{acc} {bytes}: {} slots fit, not {cap}", cap + 1);
+            }
+        }
+    }
 }

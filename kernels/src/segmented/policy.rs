@@ -219,6 +219,15 @@ pub const fn ranges_table_layout(cap: u64, acc: usize) -> [usize; 4] {
     [list, arrive, partials, partials + acc * cap]
 }
 
+/// The most slots (and entries) a table of `acc`-byte accumulators holds
+/// in `bytes`: the inverse of [`ranges_table_layout`] (its 32-byte
+/// header, up to 12 bytes of alignment before the accumulators, and 16 +
+/// 4 + `acc` bytes a slot).
+pub const fn ranges_table_fit(bytes: u64, acc: usize) -> u64 {
+    const FIXED: u64 = 32 + 16;
+    if bytes <= FIXED { 0 } else { (bytes - FIXED) / (16 + 4 + acc as u64) }
+}
+
 /// Blocks of the ranges kernel per multiprocessor (grid-stride over the
 /// segments beyond that).
 // Not yet measured on a GPU: fills a multiprocessor's 2048 threads at 256.
