@@ -445,7 +445,7 @@ fn same_list<T: Elem>(what: &str, got: &[T], want: &[T]) -> Res {
 }
 
 /// `select_if`, `select_flagged` and `partition` with one comparison,
-/// `unique` of runs, and `unique_by_key` with keys in runs and all
+/// `partition_three_way` with two, `unique` of runs, and `unique_by_key` with keys in runs and all
 /// distinct (its two ways of writing out: a warp's ring of sparse kept
 /// items, and whole columns).
 fn check_select<T: Elem>(ctx: &Context, n: usize, seed: u64) -> Res {
@@ -483,6 +483,27 @@ fn check_select<T: Elem>(ctx: &Context, n: usize, seed: u64) -> Res {
         return Err(format!("partition: {front} in front, want {kept}"));
     }
     same_list("partition", &out.to_vec().map_err(e)?, &want_all)?;
+    // Three ways: below the lower of two items, below the higher, the rest.
+    let (lo, hi) = if xs[n / 3] < t { (xs[n / 3], t) } else { (t, xs[n / 3]) };
+    let (p1, p2) = (Predicate::Less(lo), Predicate::Less(hi));
+    let (mut o2, mut o3) = (ctx.alloc::<T>(n).map_err(e)?, ctx.alloc::<T>(n).map_err(e)?);
+    let (a, b) = ctx.partition_three_way(&input, &mut out, &mut o2, &mut o3, p1, p2).map_err(e)?;
+    let class = |x: T| {
+        if p1.holds(x) {
+            0
+        } else if p2.holds(x) {
+            1
+        } else {
+            2
+        }
+    };
+    let ways: Vec<Vec<T>> = (0..3).map(|c| xs.iter().copied().filter(|&x| class(x) == c).collect()).collect();
+    if (a, b) != (ways[0].len(), ways[1].len()) {
+        return Err(format!("partition_three_way: {a} and {b}, want {} and {}", ways[0].len(), ways[1].len()));
+    }
+    same_list("partition_three_way first", &out.to_vec().map_err(e)?[..a], &ways[0])?;
+    same_list("partition_three_way second", &o2.to_vec().map_err(e)?[..b], &ways[1])?;
+    same_list("partition_three_way rest", &o3.to_vec().map_err(e)?[..n - a - b], &ways[2])?;
     // Runs of 1 to 8 equal items.
     let runs: Vec<T> = (0..n).map(|i| xs[i - i % (1 + (splitmix64(i as u64 / 8) % 8) as usize)]).collect();
     let input = ctx.upload(&runs).map_err(e)?;

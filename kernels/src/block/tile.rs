@@ -120,6 +120,48 @@ pub unsafe fn stage_tile_unsynced<T: Item, Op: Monoid<T>, const B: u32, const IT
     start: u64,
     s: Shared<T>,
 ) -> T {
+    // SAFETY: forwarded.
+    unsafe { stage_tile_inner::<T, Op, B, ITEMS>(input, n, start, s) }.0
+}
+
+/// [`stage_tile_unsynced`] that hands back, for a whole tile (`start +
+/// B * ITEMS <= n`) loaded in vectors (an input aligned for them), what
+/// this thread loaded: its `ITEMS` elements in the order it loaded them
+/// (striped chunks, not the tile's order). A commutative summary of the
+/// tile, such as how many items a predicate takes, can then be had from
+/// registers before the staging barrier. `None` for a partial tile or
+/// one loaded element by element: those loops stay rolled, and an array
+/// they filled would be a stack frame. The same in every thread.
+///
+/// # Safety
+/// As [`stage_tile_unsynced`].
+#[inline(always)]
+#[track_caller]
+pub unsafe fn stage_tile_loaded<T: Item, Op: Monoid<T>, const B: u32, const ITEMS: usize>(
+    input: *const T,
+    n: u64,
+    start: u64,
+    s: Shared<T>,
+) -> Option<[T; ITEMS]> {
+    // SAFETY: forwarded.
+    unsafe { stage_tile_inner::<T, Op, B, ITEMS>(input, n, start, s) }.1
+}
+
+/// The staging of [`stage_tile_unsynced`] and [`stage_tile_loaded`]: the
+/// combine of the loaded elements and, for a whole tile loaded in
+/// vectors, the elements (each caller's unused part dropped by the
+/// compiler).
+///
+/// # Safety
+/// As [`stage_tile_unsynced`].
+#[inline(always)]
+#[track_caller]
+unsafe fn stage_tile_inner<T: Item, Op: Monoid<T>, const B: u32, const ITEMS: usize>(
+    input: *const T,
+    n: u64,
+    start: u64,
+    s: Shared<T>,
+) -> (T, Option<[T; ITEMS]>) {
     let tid = gpu::thread_idx() as usize;
     let len = B as usize * ITEMS;
     // SAFETY (all accesses): global indices below n (checked unless the
@@ -129,11 +171,14 @@ pub unsafe fn stage_tile_unsynced<T: Item, Op: Monoid<T>, const B: u32, const IT
         // 16-byte loads when the input is aligned for them (a tile spans a
         // multiple of 16 bytes, so every tile then is).
         let aligned = (base as usize).is_multiple_of(16);
+        // (Element by element, the items are not handed back: that loop
+        // stays rolled, and an array it filled would be a stack frame.)
+        let vec = |(acc, items)| (acc, Some(items));
         match size_of::<T>() {
-            4 if aligned && ITEMS.is_multiple_of(4) => unsafe { stage_full_vec::<T, Op, B, ITEMS, 4>(base, s) },
-            4 if aligned && ITEMS.is_multiple_of(2) => unsafe { stage_full_vec::<T, Op, B, ITEMS, 2>(base, s) },
-            8 if aligned && ITEMS.is_multiple_of(2) => unsafe { stage_full_vec::<T, Op, B, ITEMS, 2>(base, s) },
-            _ => unsafe { stage_full_vec::<T, Op, B, ITEMS, 1>(base, s) },
+            4 if aligned && ITEMS.is_multiple_of(4) => vec(unsafe { stage_full_vec::<T, Op, B, ITEMS, 4>(base, s) }),
+            4 if aligned && ITEMS.is_multiple_of(2) => vec(unsafe { stage_full_vec::<T, Op, B, ITEMS, 2>(base, s) }),
+            8 if aligned && ITEMS.is_multiple_of(2) => vec(unsafe { stage_full_vec::<T, Op, B, ITEMS, 2>(base, s) }),
+            _ => (unsafe { stage_full_vec::<T, Op, B, ITEMS, 1>(base, s) }.0, None),
         }
     } else {
         let mut acc = Op::identity();
@@ -144,7 +189,7 @@ pub unsafe fn stage_tile_unsynced<T: Item, Op: Monoid<T>, const B: u32, const IT
             unsafe { s.store(pad::<T, ITEMS>(i), v) };
             acc = Op::combine(acc, v);
         }
-        acc
+        (acc, None)
     }
 }
 
@@ -207,7 +252,7 @@ pub unsafe fn unstage_tile<T: Item, const B: u32, const ITEMS: usize>(
 unsafe fn stage_full_vec<T: Item, Op: Monoid<T>, const B: u32, const ITEMS: usize, const V: usize>(
     base: *const T,
     s: Shared<T>,
-) -> T {
+) -> (T, [T; ITEMS]) {
     let tid = gpu::thread_idx() as usize;
     let mut items = [Op::identity(); ITEMS];
     let mut acc = Op::identity();
@@ -229,7 +274,7 @@ unsafe fn stage_full_vec<T: Item, Op: Monoid<T>, const B: u32, const ITEMS: usiz
             acc = Op::combine(acc, items[k * V + j]);
         }
     }
-    acc
+    (acc, items)
 }
 
 /// The reverse of [`stage_full_vec`]: a whole tile from shared to global

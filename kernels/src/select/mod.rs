@@ -22,8 +22,12 @@
 //!
 //! ```text
 //! warp w, lane l: items w*32*ITEMS + l + 32 j (warp-striped) -> class masks
+//! thread: (comparisons) count its classes among the items it loaded, in
+//!         registers -> warp sums -> after the staging barrier thread 0
+//!         publishes the tile's AGGREGATE
 //! block:  exclusive scan of the counts (both classes in one u32: c1 | c2 << 16)
-//!         tile total -> publish AGGREGATE -> look-back -> counts before the tile
+//!         (others: tile total -> publish AGGREGATE) -> look-back -> counts
+//!         before the tile
 //! warp:   column j: a vote per class -> lane l's item goes after the items
 //!         of its class held by the lanes below it; a column's items of one
 //!         class are one contiguous run of that class's output
@@ -32,8 +36,9 @@
 //! unique) write the kept class only; with values ([`unique_by_key`]) the
 //! kept items of sparse columns queue in a small ring per warp and go out
 //! 32 at a time (see `write_kept`). At 2^28 `i32` on the H200 `select_if`
-//! reads 1 GiB in 321 us with nothing selected (80% of copy; 449 us with
-//! an index list). What a classification reads besides the tile (the
+//! reads 1 GiB in 306 us with nothing selected (84% of copy; 321 us with
+//! the aggregate published after the block scan, 449 us with an index
+//! list), and moves 85% at 50% selected. What a classification reads besides the tile (the
 //! item before it for unique, the flags) goes out with the tile's loads,
 //! before the staging barrier ([`Classify::early`]): `select_flagged`
 //! 80% of copy at 0% selected, 78% at 50%. A warp that keeps only a few
@@ -46,9 +51,10 @@
 //! items go to the end of its output, so their run of a column is written
 //! downwards; a full warp's column takes the rest's vote from the
 //! classes' and stores through one base and a signed offset. At 2^28
-//! `i32` on the H200 the partition moves 83% of copy at 0% and 100%
-//! selected, 80% at 50% (73% with a live test and a third vote a column),
-//! the three-way one 69% (59%).
+//! `i32` on the H200 the partition moves 85% of copy at 0% and 100%
+//! selected, 82% at 50% (73% with a live test and a third vote a column,
+//! 83% and 80% with the aggregate published after the block scan), the
+//! three-way one 69% (59%).
 //! The tile's aggregate is the count of its first-class items (`u64`, so
 //! more than 2^32 items work), or a pair of counts for three-way. The
 //! last tile writes the total count(s) to `count`.
@@ -71,12 +77,13 @@ pub mod policy;
 
 use crate::block::WARP_SLOTS;
 use crate::block::scan::exclusive_scan;
-use crate::block::tile::{first_items, pad_every, prefetch_tile, stage_tile_unsynced, tile_slots};
+use crate::block::tile::{first_items, pad_every, prefetch_tile, stage_tile_loaded, tile_slots};
 use crate::gpu::{self, Shared, global};
 use crate::ops::{BitOr, Element, Item, Monoid, Sum};
 use crate::single_pass::{
     LookBackSmem, TileStatus, clear_words, exclusive_prefix, from_words, look_back_smem_bytes, publish_aggregate,
 };
+use crate::warp;
 use core::mem::size_of;
 
 /// Comparison codes of [`Compare`]: `x < t`.
@@ -132,6 +139,27 @@ pub trait Classify<T: Item>: Copy {
     #[inline(always)]
     unsafe fn early<const B: u32, const ITEMS: usize>(&self, _start: u64, _n: u64) -> Self::Early {
         Self::Early::default()
+    }
+
+    /// Whether [`Classify::count_loaded`] counts a thread's items from
+    /// what it loaded, so that the tile's aggregate is published right
+    /// after the staging barrier, before the tile is classified and
+    /// scanned (as the look-back scan publishes its early aggregate): for
+    /// classifications that need nothing but the item itself. H200, 2^28
+    /// `i32`, against the aggregate published after the block scan in the
+    /// same call: `select_if` 1.03-1.05x (0% selected 320 -> 306 us, 80.7%
+    /// -> 84.4% of copy; 1.05-1.09x at 2^24), `partition_if` 1.02x, the
+    /// three-way partition 1.00-1.02x (56 registers instead of 48, four
+    /// blocks a multiprocessor instead of five). See `docs/tuning/select.md`.
+    const COUNTS_LOADED: bool = false;
+
+    /// The counts of `items` (this thread's loaded elements of a whole
+    /// tile, in any order), packed as the block scan's (first class in the
+    /// low 16 bits, second in the high): the same numbers
+    /// [`Classify::classify`] gives those items.
+    #[inline(always)]
+    fn count_loaded<const N: usize>(&self, _items: &[T; N]) -> u32 {
+        0
     }
 }
 
@@ -275,6 +303,12 @@ impl<T: Element> Compare<T> {
 
 impl<T: Element> Classify<T> for Compare<T> {
     type Early = ();
+    const COUNTS_LOADED: bool = true;
+
+    #[inline(always)]
+    fn count_loaded<const N: usize>(&self, items: &[T; N]) -> u32 {
+        self.mask(items).count_ones()
+    }
 
     #[inline(always)]
     unsafe fn classify<const ITEMS: usize>(
@@ -301,6 +335,14 @@ pub struct CompareTwo<T> {
 
 impl<T: Element> Classify<T> for CompareTwo<T> {
     type Early = ();
+    const COUNTS_LOADED: bool = true;
+
+    #[inline(always)]
+    fn count_loaded<const N: usize>(&self, items: &[T; N]) -> u32 {
+        let c1 = self.first.mask(items);
+        let c2 = self.second.mask(items) & !c1;
+        c1.count_ones() | c2.count_ones() << 16
+    }
 
     #[inline(always)]
     unsafe fn classify<const ITEMS: usize>(
@@ -627,9 +669,34 @@ pub unsafe fn select_tiles<T: Element, V: Copy, C: Classify<T>, L: Layout, const
     let m = if n - start < tile_len { (n - start) as u32 } else { tile_len as u32 };
     // Padding past the input's end is never classified (the masks stop at
     // `valid`); `Sum` only names the fill value.
-    unsafe { stage_tile_unsynced::<T, Sum, B, ITEMS>(input, n, start, smem.tile) };
+    let loaded = unsafe { stage_tile_loaded::<T, Sum, B, ITEMS>(input, n, start, smem.tile) };
     let early = unsafe { classify.early::<B, ITEMS>(start, n) };
+    // Where the classification needs only the items, the tile's aggregate
+    // is counted from the loaded registers (a warp sum, then one slot per
+    // warp: the look-back's slots, unused until after the block scan's
+    // barrier) and published by thread 0 right after the staging barrier,
+    // before the tile is classified and scanned: successors waiting on
+    // this tile see its AGGREGATE sooner. (The input's partial last tile,
+    // which no tile waits on, and the tiles of an input not aligned for
+    // vector loads publish after their block scan.)
+    let counted = C::COUNTS_LOADED && loaded.is_some();
+    if let (true, Some(loaded)) = (C::COUNTS_LOADED, loaded) {
+        let warp_total = warp::reduce_all::<u32, Sum>(classify.count_loaded(&loaded));
+        if gpu::lane() == 0 {
+            unsafe { smem.look.slots.store(gpu::warp_idx() as usize, L::agg(warp_total)) };
+        }
+    }
     gpu::sync_threads();
+    let early_total = if counted && tid == 0 {
+        let mut total = unsafe { smem.look.slots.load(0) };
+        for k in 1..(B / 32) as usize {
+            total = L::AggOp::combine(total, unsafe { smem.look.slots.load(k) });
+        }
+        unsafe { publish_aggregate(&status, tile, total) };
+        total
+    } else {
+        L::AggOp::identity()
+    };
 
     // A thread's items, warp-striped: lane `l` of warp `w` has tile
     // elements `w * 32 * ITEMS + l + 32 j`, so a warp's items of one class
@@ -641,8 +708,11 @@ pub unsafe fn select_tiles<T: Element, V: Copy, C: Classify<T>, L: Layout, const
     let c1 = c1 & keep;
     let c2 = if L::WAYS == 2 { c2 & keep & !c1 } else { 0 };
     let (before_me, total) = exclusive_scan::<u32, Sum, B>(c1.count_ones() | c2.count_ones() << 16, smem.warps);
-    let aggregate = L::agg(total);
-    unsafe { publish_aggregate(&status, tile, aggregate) };
+    // The total this tile published (only thread 0's copy is used).
+    let aggregate = if counted { early_total } else { L::agg(total) };
+    if !counted {
+        unsafe { publish_aggregate(&status, tile, aggregate) };
+    }
     let prefix = unsafe {
         exclusive_prefix::<L::Agg, L::AggOp, B, { policy::LOOK_BACK_DELAY_NS }, { policy::LOOK_BACK_POLL_NS }>(
             &status, tile, aggregate, &smem.look,
