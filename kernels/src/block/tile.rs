@@ -124,10 +124,24 @@ pub unsafe fn stage_tile_unsynced<T: Item, Op: Monoid<T>, const B: u32, const IT
     unsafe { stage_tile_inner::<T, Op, B, ITEMS>(input, n, start, s) }.0
 }
 
+/// Elements of `T` in one load of a whole tile of `items` a thread (an
+/// input aligned for it): 16 bytes where `items` is a multiple of 4 (4-byte
+/// types) or 2 (8-byte types), 8 bytes for 4-byte types where it is a
+/// multiple of 2, else 1. A thread's loaded chunk `k` holds tile elements
+/// `(k * B + tid) * width ..` ([`stage_tile_loaded`]).
+pub const fn vec_width<T>(items: usize) -> usize {
+    match size_of::<T>() {
+        4 if items.is_multiple_of(4) => 4,
+        4 | 8 if items.is_multiple_of(2) => 2,
+        _ => 1,
+    }
+}
+
 /// [`stage_tile_unsynced`] that hands back, for a whole tile (`start +
 /// B * ITEMS <= n`) loaded in vectors (an input aligned for them), what
 /// this thread loaded: its `ITEMS` elements in the order it loaded them
-/// (striped chunks, not the tile's order). A commutative summary of the
+/// (chunk `k` of [`vec_width`] elements, tile elements `(k * B + tid) *
+/// width ..`, at `k * width ..`; not the tile's order). A commutative summary of the
 /// tile, such as how many items a predicate takes, can then be had from
 /// registers before the staging barrier. `None` for a partial tile or
 /// one loaded element by element: those loops stay rolled, and an array
@@ -174,10 +188,9 @@ unsafe fn stage_tile_inner<T: Item, Op: Monoid<T>, const B: u32, const ITEMS: us
         // (Element by element, the items are not handed back: that loop
         // stays rolled, and an array it filled would be a stack frame.)
         let vec = |(acc, items)| (acc, Some(items));
-        match size_of::<T>() {
-            4 if aligned && ITEMS.is_multiple_of(4) => vec(unsafe { stage_full_vec::<T, Op, B, ITEMS, 4>(base, s) }),
-            4 if aligned && ITEMS.is_multiple_of(2) => vec(unsafe { stage_full_vec::<T, Op, B, ITEMS, 2>(base, s) }),
-            8 if aligned && ITEMS.is_multiple_of(2) => vec(unsafe { stage_full_vec::<T, Op, B, ITEMS, 2>(base, s) }),
+        match vec_width::<T>(ITEMS) {
+            4 if aligned => vec(unsafe { stage_full_vec::<T, Op, B, ITEMS, 4>(base, s) }),
+            2 if aligned => vec(unsafe { stage_full_vec::<T, Op, B, ITEMS, 2>(base, s) }),
             _ => (unsafe { stage_full_vec::<T, Op, B, ITEMS, 1>(base, s) }.0, None),
         }
     } else {

@@ -22,8 +22,9 @@
 //!
 //! ```text
 //! warp w, lane l: items w*32*ITEMS + l + 32 j (warp-striped) -> class masks
-//! thread: (comparisons) count its classes among the items it loaded, in
-//!         registers -> warp sums -> after the staging barrier thread 0
+//! thread: (comparisons, unique) count its classes among the items it
+//!         loaded, in registers -> warp sums -> after the staging barrier
+//!         (warp 0 adds what needs another warp's items) thread 0
 //!         publishes the tile's AGGREGATE
 //! block:  exclusive scan of the counts (both classes in one u32: c1 | c2 << 16)
 //!         (others: tile total -> publish AGGREGATE) -> look-back -> counts
@@ -42,9 +43,9 @@
 //! item before it for unique, the flags) goes out with the tile's loads,
 //! before the staging barrier ([`Classify::early`]): `select_flagged`
 //! 80% of copy at 0% selected, 78% at 50%. A warp that keeps only a few
-//! items visits only the columns that hold them: `unique` 75% of copy at
-//! runs of 1000 (66% walking all 32 columns), 67% at runs of 8;
-//! `unique_by_key` 106% at runs of 1000 (`docs/tuning/select.md`).
+//! items visits only the columns that hold them: `unique` 77% of copy at
+//! runs of 1000 (66% walking all 32 columns), 68% at runs of 8;
+//! `unique_by_key` 108% at runs of 1000 (`docs/tuning/select.md`).
 //!
 //! **Layouts that keep every item** ([`Partition`], [`ThreeWay`]) write
 //! every class of a column (`write_classes`); the partition's rejected
@@ -77,7 +78,7 @@ pub mod policy;
 
 use crate::block::WARP_SLOTS;
 use crate::block::scan::exclusive_scan;
-use crate::block::tile::{first_items, pad_every, prefetch_tile, stage_tile_loaded, tile_slots};
+use crate::block::tile::{first_items, pad_every, prefetch_tile, stage_tile_loaded, tile_slots, vec_width};
 use crate::gpu::{self, Shared, global};
 use crate::ops::{BitOr, Element, Item, Monoid, Sum};
 use crate::single_pass::{
@@ -141,24 +142,54 @@ pub trait Classify<T: Item>: Copy {
         Self::Early::default()
     }
 
-    /// Whether [`Classify::count_loaded`] counts a thread's items from
-    /// what it loaded, so that the tile's aggregate is published right
-    /// after the staging barrier, before the tile is classified and
-    /// scanned (as the look-back scan publishes its early aggregate): for
-    /// classifications that need nothing but the item itself. H200, 2^28
-    /// `i32`, against the aggregate published after the block scan in the
-    /// same call: `select_if` 1.03-1.05x (0% selected 320 -> 306 us, 80.7%
-    /// -> 84.4% of copy; 1.05-1.09x at 2^24), `partition_if` 1.02x, the
-    /// three-way partition 1.00-1.02x (56 registers instead of 48, four
-    /// blocks a multiprocessor instead of five). See `docs/tuning/select.md`.
-    const COUNTS_LOADED: bool = false;
-
-    /// The counts of `items` (this thread's loaded elements of a whole
-    /// tile, in any order), packed as the block scan's (first class in the
-    /// low 16 bits, second in the high): the same numbers
-    /// [`Classify::classify`] gives those items.
+    /// The counts of the items this thread loaded of a whole tile
+    /// (`items`, as [`stage_tile_loaded`] hands them back), packed as the
+    /// block scan's (first class in the low 16 bits, second in the high),
+    /// summed over the block the same numbers [`Classify::classify`]
+    /// gives; `None` where the classification does not count them so (the
+    /// same in every thread of a block). Counted, the tile's aggregate is
+    /// published right after the staging barrier, before the tile is
+    /// classified and scanned, as the look-back scan publishes its early
+    /// aggregate. H200, 2^28 `i32`, against the aggregate published after
+    /// the block scan in the same call: `select_if` 1.03-1.05x (0%
+    /// selected 320 -> 306 us, 80.7% -> 84.4% of copy; 1.05-1.09x at 2^24),
+    /// `partition_if` 1.02-1.03x, the three-way partition 1.00-1.02x (56
+    /// registers instead of 48, four blocks a multiprocessor instead of
+    /// five); `unique` 1.01-1.02x (1.03-1.04x at 2^24), `unique_by_key`
+    /// 1.02-1.03x but 0.99x at runs of 1. Not the flags: see [`Flagged`].
+    /// See `docs/tuning/select.md`.
+    ///
+    /// # Safety
+    /// Before the staging barrier, in every thread; `early` is what
+    /// [`Classify::early`] returned for the tile at `start`.
     #[inline(always)]
-    fn count_loaded<const N: usize>(&self, _items: &[T; N]) -> u32 {
+    unsafe fn count_loaded<const B: u32, const N: usize>(
+        &self,
+        _items: &[T; N],
+        _early: &Self::Early,
+        _start: u64,
+    ) -> Option<u32> {
+        None
+    }
+
+    /// Whether [`Classify::count_fixup`] adds to the counts of
+    /// [`Classify::count_loaded`].
+    const FIXUP: bool = false;
+
+    /// What [`Classify::count_loaded`] left out, counted from the staged
+    /// tile by warp 0 (this lane's share; the warp sums them) before
+    /// thread 0 publishes the tile's aggregate; packed as there.
+    ///
+    /// # Safety
+    /// After the staging barrier of a whole tile that `count_loaded`
+    /// counted; `tile` is the staged tile, `early` as there.
+    #[inline(always)]
+    unsafe fn count_fixup<const B: u32, const ITEMS: usize>(
+        &self,
+        _tile: Shared<T>,
+        _early: &Self::Early,
+        _start: u64,
+    ) -> u32 {
         0
     }
 }
@@ -303,11 +334,10 @@ impl<T: Element> Compare<T> {
 
 impl<T: Element> Classify<T> for Compare<T> {
     type Early = ();
-    const COUNTS_LOADED: bool = true;
 
     #[inline(always)]
-    fn count_loaded<const N: usize>(&self, items: &[T; N]) -> u32 {
-        self.mask(items).count_ones()
+    unsafe fn count_loaded<const B: u32, const N: usize>(&self, items: &[T; N], _: &(), _: u64) -> Option<u32> {
+        Some(self.mask(items).count_ones())
     }
 
     #[inline(always)]
@@ -335,13 +365,12 @@ pub struct CompareTwo<T> {
 
 impl<T: Element> Classify<T> for CompareTwo<T> {
     type Early = ();
-    const COUNTS_LOADED: bool = true;
 
     #[inline(always)]
-    fn count_loaded<const N: usize>(&self, items: &[T; N]) -> u32 {
+    unsafe fn count_loaded<const B: u32, const N: usize>(&self, items: &[T; N], _: &(), _: u64) -> Option<u32> {
         let c1 = self.first.mask(items);
         let c2 = self.second.mask(items) & !c1;
-        c1.count_ones() | c2.count_ones() << 16
+        Some(c1.count_ones() | c2.count_ones() << 16)
     }
 
     #[inline(always)]
@@ -373,7 +402,10 @@ impl<T: Item> Classify<T> for Flagged {
     /// the byte loads after the staging barrier find them there: H200,
     /// `select_flagged` 1.04-1.07x at 0% and 50% selected (2^28 `i32` 0%
     /// 418 -> 399 us, 50% 605 -> 570), 1.01x at 100%
-    /// (`docs/tuning/select.md`).
+    /// (`docs/tuning/select.md`). The flags are not counted before the
+    /// staging barrier ([`Classify::count_loaded`]): loaded 16 bytes at a
+    /// time for that, 2^28 `i32` 0% selected took 433 us against 399
+    /// (loaded before the tile's items, 447).
     #[inline(always)]
     unsafe fn early<const B: u32, const ITEMS: usize>(&self, start: u64, n: u64) {
         // SAFETY: the tile's flags below n lie inside `flags`.
@@ -426,6 +458,52 @@ impl<T: Element> Classify<T> for Differs<T> {
         } else {
             T::ZERO
         }
+    }
+
+    /// The items that differ from the one before them, but for each warp's
+    /// lane 0's chunks' first items (whose items before were loaded by
+    /// another warp, or come before the tile; [`Classify::count_fixup`]
+    /// counts those): in a chunk, from the chunk's item before; for a
+    /// chunk's first item, from the lane before's chunk (a shuffle).
+    #[inline(always)]
+    unsafe fn count_loaded<const B: u32, const N: usize>(&self, items: &[T; N], _: &T, _: u64) -> Option<u32> {
+        let v = vec_width::<T>(N);
+        let lane0 = gpu::lane() == 0;
+        let mut c = 0u32;
+        for k in 0..N / v {
+            let up = gpu::warp::shfl_up(items[k * v + v - 1], 1);
+            c += (!lane0 && items[k * v] != up) as u32;
+            for j in 1..v {
+                c += (items[k * v + j] != items[k * v + j - 1]) as u32;
+            }
+        }
+        Some(c)
+    }
+
+    const FIXUP: bool = true;
+
+    /// The first items of each warp's lane 0's chunks (tile element
+    /// `(k B + 32 w) v` for chunk `k` of warp `w`), against the item before
+    /// each in the staged tile, or `early` before the tile; the input's
+    /// first item starts a run. Two of them a lane at 256 threads.
+    #[inline(always)]
+    unsafe fn count_fixup<const B: u32, const ITEMS: usize>(&self, tile: Shared<T>, early: &T, start: u64) -> u32 {
+        let v = vec_width::<T>(ITEMS) as u32;
+        let chunks = ITEMS as u32 / v;
+        let mut c = 0u32;
+        let mut p = gpu::lane();
+        while p < (B / 32) * chunks {
+            let (w, k) = (p / chunks, p % chunks);
+            let e = ((k * B + 32 * w) * v) as usize;
+            // SAFETY: after the staging barrier (caller); e and e - 1 lie
+            // inside the whole tile.
+            let x = unsafe { tile.load(slot::<T, ITEMS>(e)) };
+            let starts =
+                if e == 0 { start == 0 || x != *early } else { x != unsafe { tile.load(slot::<T, ITEMS>(e - 1)) } };
+            c += starts as u32;
+            p += 32;
+        }
+        c
     }
 
     #[inline(always)]
@@ -679,17 +757,24 @@ pub unsafe fn select_tiles<T: Element, V: Copy, C: Classify<T>, L: Layout, const
     // this tile see its AGGREGATE sooner. (The input's partial last tile,
     // which no tile waits on, and the tiles of an input not aligned for
     // vector loads publish after their block scan.)
-    let counted = C::COUNTS_LOADED && loaded.is_some();
-    if let (true, Some(loaded)) = (C::COUNTS_LOADED, loaded) {
-        let warp_total = warp::reduce_all::<u32, Sum>(classify.count_loaded(&loaded));
+    let mine = loaded.and_then(|l| unsafe { classify.count_loaded::<B, ITEMS>(&l, &early, start) });
+    let counted = mine.is_some();
+    if let Some(mine) = mine {
+        let warp_total = warp::reduce_all::<u32, Sum>(mine);
         if gpu::lane() == 0 {
             unsafe { smem.look.slots.store(gpu::warp_idx() as usize, L::agg(warp_total)) };
         }
     }
     gpu::sync_threads();
+    let fixup = if C::FIXUP && counted && gpu::warp_idx() == 0 {
+        let mine = unsafe { classify.count_fixup::<B, ITEMS>(smem.tile, &early, start) };
+        warp::reduce_all::<u32, Sum>(mine)
+    } else {
+        0
+    };
     let early_total = if counted && tid == 0 {
-        let mut total = unsafe { smem.look.slots.load(0) };
-        for k in 1..(B / 32) as usize {
+        let mut total = L::agg(fixup);
+        for k in 0..(B / 32) as usize {
             total = L::AggOp::combine(total, unsafe { smem.look.slots.load(k) });
         }
         unsafe { publish_aggregate(&status, tile, total) };
