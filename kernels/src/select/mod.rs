@@ -39,10 +39,11 @@
 //! 32 at a time (see `write_kept`). At 2^28 `i32` on the H200 `select_if`
 //! reads 1 GiB in 306 us with nothing selected (84% of copy; 321 us with
 //! the aggregate published after the block scan, 449 us with an index
-//! list), and moves 85% at 50% selected. What a classification reads besides the tile (the
-//! item before it for unique, the flags) goes out with the tile's loads,
-//! before the staging barrier ([`Classify::early`]): `select_flagged`
-//! 80% of copy at 0% selected, 78% at 50%. A warp that keeps only a few
+//! list), and moves 85% at 50% selected. What a classification reads
+//! besides the tile (the item before it for unique, the flags) goes out
+//! with the tile's loads, before the staging barrier
+//! ([`Classify::early`]): `select_flagged` 80% of copy at 0% selected,
+//! 78% at 50%. A warp that keeps only a few
 //! items visits only the columns that hold them: `unique` 77% of copy at
 //! runs of 1000 (66% walking all 32 columns), 68% at runs of 8;
 //! `unique_by_key` 108% at runs of 1000 (`docs/tuning/select.md`).
