@@ -323,7 +323,7 @@ pub unsafe fn segmented_chunks<R: SegmentedReduction, const B: u32, const V: usi
 /// [`SegmentedReduction::run_key`]s where the reduction is keyed, else as
 /// accumulators.
 #[inline(always)]
-fn warp_total<R: SegmentedReduction>(run: R::Run, p0: u64) -> R::Acc {
+pub(super) fn warp_total<R: SegmentedReduction>(run: R::Run, p0: u64) -> R::Acc {
     if R::KEYED {
         R::key_acc(warp::reduce::<u64, Min>(R::run_key(run, p0)), p0)
     } else {
@@ -361,7 +361,7 @@ fn block_total<R: SegmentedReduction, const B: u32>(run: R::Run, p0: u64, slots:
 /// `input` holds at least `hi` elements; `hi - lo < 2^31` (a chunk, or a
 /// segment shorter than a chunk: the host bounds both).
 #[inline(always)]
-unsafe fn stream<R: SegmentedReduction, const V: usize, const STARTED: bool>(
+pub(super) unsafe fn stream<R: SegmentedReduction, const V: usize, const STARTED: bool>(
     input: *const R::In,
     lo: u64,
     hi: u64,
