@@ -1074,7 +1074,6 @@ impl<'c> Segmented<'c> {
                     Arg::Ptr(out),
                     Arg::Ptr(table_at),
                     cap.into(),
-                    long.into(),
                     slot.into(),
                 ];
                 let cfg =

@@ -463,7 +463,7 @@ entries! {
         types [i32, u32, i64, u64, f32, f64]
         blocks [256];
     segmented_ranges_slots(input: *const T, n: u64, begins: *const u64, ends: *const u64,
-         out: *mut <Op as SegmentedReduction>::Out, table: *mut u64, cap: u64, long: u64, slot: u64)
+         out: *mut <Op as SegmentedReduction>::Out, table: *mut u64, cap: u64, slot: u64)
         => segmented_ranges_slots::<Op, {B}, { 16 / core::mem::size_of::<T>() }>;
         ops [sum = Plain<T, Sum>, product = Plain<T, Product>, min = Plain<T, Min>, max = Plain<T, Max>,
              argmin = Arg<T, Smallest>, argmax = Arg<T, Largest>]

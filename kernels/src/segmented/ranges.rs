@@ -219,9 +219,7 @@ impl<A: Copy> Slots<A> {
     /// The list entries, arrival counters and accumulators.
     #[inline(always)]
     fn parts(&self) -> (*mut [u64; 2], *mut u32, *mut A) {
-        let at = policy::ranges_table_layout(self.cap, core::mem::size_of::<A>());
-        let base = self.table.cast::<u8>();
-        (base.wrapping_add(at[0]).cast(), base.wrapping_add(at[1]).cast(), base.wrapping_add(at[2]).cast())
+        table_parts::<A>(self.table, self.cap)
     }
 
     /// Whether pair `s`, `[b, e)` (checked; the same on every lane), is
@@ -276,6 +274,16 @@ impl<A: Copy> Slots<A> {
     }
 }
 
+/// The list entries, arrival counters and accumulators (`A` each) of the
+/// slot table at `table` of `cap` entries and slots
+/// ([`policy::ranges_table_layout`]).
+#[inline(always)]
+fn table_parts<A>(table: *mut u64, cap: u64) -> (*mut [u64; 2], *mut u32, *mut A) {
+    let at = policy::ranges_table_layout(cap, core::mem::size_of::<A>());
+    let base = table.cast::<u8>();
+    (base.wrapping_add(at[0]).cast(), base.wrapping_add(at[1]).cast(), base.wrapping_add(at[2]).cast())
+}
+
 /// The slot table's counter: entries listed above this bit, slots taken
 /// below it.
 const ENTRY_SHIFT: u32 = 40;
@@ -307,7 +315,7 @@ const NO_PAIR: u64 = u64::MAX;
 ///
 /// # Safety
 /// As [`segmented_ranges`], whose launch over the same pairs with the same
-/// `table`, `cap`, `long` and `slot` came just before.
+/// `table`, `cap` and `slot` came just before.
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn segmented_ranges_slots<R: SegmentedReduction, const B: u32, const V: usize>(
     input: *const R::In,
@@ -317,7 +325,6 @@ pub unsafe fn segmented_ranges_slots<R: SegmentedReduction, const B: u32, const 
     out: *mut R::Out,
     table: *mut u64,
     cap: u64,
-    long: u64,
     slot: u64,
 ) {
     let w = WARP_SIZE as u64;
@@ -331,9 +338,7 @@ pub unsafe fn segmented_ranges_slots<R: SegmentedReduction, const B: u32, const 
     if entries == 0 {
         return;
     }
-    // SAFETY: the caller's contract.
-    let slots = unsafe { Slots::<R::Acc>::new(table, cap, long, slot) };
-    let (list, arrive, partials) = slots.parts();
+    let (list, arrive, partials) = table_parts::<R::Acc>(table, cap);
     // SAFETY (all loads of entries): below `entries` <= cap, written by
     // the ranges kernel.
     let first_of = |i: u64| unsafe { global::load(list.add(i as usize))[1] };
@@ -417,7 +422,6 @@ unsafe fn walk_slot<R: SegmentedReduction, const V: usize>(
     j: u64,
     slot: u64,
 ) {
-    let w = WARP_SIZE as u64;
     let lane = gpu::lane() as u64;
     // SAFETY: entry below the entries listed.
     let [s, first] = unsafe { global::load(list.add(entry as usize)) };
@@ -436,7 +440,7 @@ unsafe fn walk_slot<R: SegmentedReduction, const V: usize>(
     // pairs ([`walk`], 1 KiB a round) takes 32. Valid in lane 0.
     // SAFETY: from < e <= n, a slot at most 2^31 elements (`ranges_slot`);
     // the warp's lanes share j.
-    let run = unsafe { stream::<R, V, false>(input, from, Ord::min(from + slot, e), lane, w) };
+    let run = unsafe { stream::<R, V, false>(input, from, Ord::min(from + slot, e), lane, WARP_SIZE as u64) };
     let acc = warp_total::<R>(run, from);
     let last = if lane == 0 {
         // SAFETY: j below the slots taken; entry below the entries. The
@@ -453,14 +457,8 @@ unsafe fn walk_slot<R: SegmentedReduction, const V: usize>(
     if gpu::warp::shfl_idx(last as u32, 0) != 0 {
         // Every slot of the pair is in: combine them in order.
         atomic::fence_device();
-        let mut acc = R::identity();
-        let mut i = lane;
-        while i < k {
-            // SAFETY: first + i < first + k <= the slots taken.
-            acc = R::combine(acc, unsafe { global::load_volatile(partials.add((first + i) as usize)) });
-            i += w;
-        }
-        let total = warp::reduce_all::<R::Acc, Accumulators<R>>(acc);
+        // SAFETY: first + i < first + k <= the slots taken.
+        let total = warp_join::<R>(k, |i| unsafe { global::load_volatile(partials.add((first + i) as usize)) });
         if lane == 0 {
             // SAFETY: s < segments (listed by the ranges kernel).
             unsafe { global::store(out.add(s as usize), R::out(total, b, b == e)) };
@@ -544,15 +542,9 @@ pub unsafe fn segmented_ranges_parts<R: SegmentedReduction, const B: u32>(
             // SAFETY: s < segments.
             let (b, e, ok) = unsafe { bounds_of(begins, ends, 0, n, s) };
             bad |= !ok;
-            let mut acc = R::identity();
-            let mut k = lane;
-            while k < parts {
-                // SAFETY: s * parts + k < segments * parts, written by the
-                // launch before.
-                acc = R::combine(acc, unsafe { global::load(partials.add((s * parts + k) as usize)) });
-                k += w;
-            }
-            let total = warp::reduce_all::<R::Acc, Accumulators<R>>(acc);
+            // SAFETY: s * parts + k < segments * parts, written by the
+            // launch before.
+            let total = warp_join::<R>(parts, |k| unsafe { global::load(partials.add((s * parts + k) as usize)) });
             if lane == 0 {
                 // SAFETY: s < segments.
                 unsafe { global::store(out.add(s as usize), R::out(total, b, b == e)) };
@@ -633,6 +625,20 @@ unsafe fn walk<R: SegmentedReduction>(input: *const R::In, b: u64, e: u64) -> R:
     while i < e {
         acc = R::combine(acc, unsafe { R::load(input, input, i) });
         i += w;
+    }
+    warp::reduce_all::<R::Acc, Accumulators<R>>(acc)
+}
+
+/// The combine of a segment's `count` accumulators `at(0..count)` (its
+/// slots' or parts'), in every lane of the warp: lane `l` combines
+/// `l, l + 32, ..`, then the warp reduces.
+#[inline(always)]
+fn warp_join<R: SegmentedReduction>(count: u64, at: impl Fn(u64) -> R::Acc) -> R::Acc {
+    let mut acc = R::identity();
+    let mut i = gpu::lane() as u64;
+    while i < count {
+        acc = R::combine(acc, at(i));
+        i += WARP_SIZE as u64;
     }
     warp::reduce_all::<R::Acc, Accumulators<R>>(acc)
 }
