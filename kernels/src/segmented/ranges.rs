@@ -7,8 +7,9 @@
 //! ([`segmented_ranges_parts`], few long pairs). In the first two, pairs
 //! longer than a slot (2048 to 8192 elements, by the input's length) are
 //! listed in a slot table and walked by all the warps of one more launch
-//! ([`segmented_ranges_slots`]): on an H200, pairs of 1 to 2^16 elements
-//! (log-uniform) at 2^24 `i32` 37 µs (112 with a warp a pair; CUB 30).
+//! ([`segmented_ranges_slots`], in 16-byte vectors): on an H200, pairs of
+//! 1 to 2^16 elements (log-uniform) at 2^24 `i32` 34.5 µs (112 with a warp
+//! a pair; CUB 30.1), at 2^28 308 µs (CUB 257.7).
 
 use super::chunks::{stream, warp_total};
 use super::{SegmentedReduction, policy, routed_to_ranges};
@@ -406,7 +407,7 @@ pub unsafe fn segmented_ranges_slots<R: SegmentedReduction, const B: u32, const 
 /// # Safety
 /// `entry` below the entries listed, `j` below the slots taken, the slot
 /// `entry`'s (or `entry` listed as [`NO_PAIR`]); the table's parts as
-/// [`Slots::parts`] gives them; the pairs as [`segmented_ranges`] checked.
+/// [`table_parts`] gives them; the pairs as [`segmented_ranges`] checked.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 unsafe fn walk_slot<R: SegmentedReduction, const V: usize>(

@@ -43,10 +43,10 @@
 //! besides the tile (the item before it for unique, the flags) goes out
 //! with the tile's loads, before the staging barrier
 //! ([`Classify::early`]): `select_flagged` 80% of copy at 0% selected,
-//! 78% at 50%. A warp that keeps only a few
-//! items visits only the columns that hold them: `unique` 77% of copy at
-//! runs of 1000 (66% walking all 32 columns), 68% at runs of 8;
-//! `unique_by_key` 108% at runs of 1000 (`docs/tuning/select.md`).
+//! 78% at 50%. A warp that keeps only a few items visits only the columns
+//! that hold them: `unique` 77% of copy at runs of 1000 (66% walking all
+//! 32 columns), 68% at runs of 8; `unique_by_key` 108% at runs of 1000
+//! (`docs/tuning/select.md`).
 //!
 //! **Layouts that keep every item** ([`Partition`], [`ThreeWay`]) write
 //! every class of a column (`write_classes`); the partition's rejected
