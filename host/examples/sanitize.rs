@@ -608,6 +608,22 @@ fn check_segmented<T: Elem>(ctx: &Context, n: usize, seed: u64) -> Res {
                 .map_err(|m| format!("segmented_reduce_fixed({len}) segment {s}: {m}"))?;
         }
     }
+    // Fixed lengths of 16 through the ranges kernel, enough of them that
+    // its warps take 32 a lane each: a warp's 32 segments lie in one
+    // window of its shared memory, staged there with coalesced loads.
+    {
+        let (big, len) = (1usize << 22, 16usize);
+        let xs = data::<T>(big, seed ^ 16);
+        let input = ctx.upload(&xs).map_err(e)?;
+        let segments = big.div_ceil(len);
+        let mut out = ctx.alloc::<T>(segments).map_err(e)?;
+        ctx.segmented().route_to_ranges(true).reduce_fixed(&input, len, &mut out, SegSum).map_err(e)?;
+        let got = out.to_vec().map_err(e)?;
+        for s in 0..segments {
+            check_total(got[s], sum_terms(&xs[s * len..(s + 1) * len]), 0.0)
+                .map_err(|m| format!("segmented_reduce_fixed({len}) through the ranges kernel, segment {s}: {m}"))?;
+        }
+    }
     // Begin/end pairs (mixed segments, in reverse order): a warp or a lane
     // a pair, each pair cut into parts joined by a second launch, and the
     // pairs longer than 64 listed in a slot table (slots of 32, shared by

@@ -827,6 +827,19 @@ impl Context {
         }
     }
 
+    /// Blocks of `block` threads with `shared_bytes` of dynamic shared
+    /// memory that one multiprocessor holds at once for kernel `name` (the
+    /// driver's occupancy calculator), at least 1; `None` on the emulator,
+    /// which has no such limit. Grid-stride kernels size their grids by it
+    /// where their registers depend on the type.
+    pub(crate) fn resident_blocks(&self, name: &str, block: u32, shared_bytes: u32) -> Result<Option<u32>> {
+        let (_, module) = self.find_kernel(name).ok_or_else(|| self.unknown_kernel(name))?;
+        match &self.inner.backend {
+            Backend::Cuda(c) => c.resident_blocks(name, module.as_deref(), block, shared_bytes).map(Some),
+            Backend::Emu(_) => Ok(None),
+        }
+    }
+
     /// Launch a kernel by name, checking the arguments against its
     /// parameters and the shape against its block size and the limits.
     /// On the emulator the launch runs to completion before this returns.

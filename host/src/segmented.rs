@@ -779,6 +779,7 @@ impl<'c> Segmented<'c> {
                             out,
                             at,
                             NO_TABLE,
+                            size_of::<T>(),
                         )?
                     };
                     at
@@ -1064,7 +1065,21 @@ impl<'c> Segmented<'c> {
             // `segments` each (checked above); the region's 16 bytes
             // zeroed, then the table's counter (`used` covers the table);
             // no route.
-            unsafe { self.launch_ranges(kernel.name, self.block, region, x, n, segs, segments, out, 0, slots)? };
+            unsafe {
+                self.launch_ranges(
+                    kernel.name,
+                    self.block,
+                    region,
+                    x,
+                    n,
+                    segs,
+                    segments,
+                    out,
+                    0,
+                    slots,
+                    size_of::<T>(),
+                )?
+            };
             if let Some(k) = &slots_kernel {
                 let args = [
                     Arg::Ptr(x),
@@ -1109,7 +1124,19 @@ impl<'c> Segmented<'c> {
             // seg_len > 0 (the caller's checks); the region's 16 bytes
             // zeroed; no route.
             unsafe {
-                self.launch_ranges(kernel.name, policy::RANGES_BLOCK, region, x, n, segs, segments, out, 0, NO_TABLE)
+                self.launch_ranges(
+                    kernel.name,
+                    policy::RANGES_BLOCK,
+                    region,
+                    x,
+                    n,
+                    segs,
+                    segments,
+                    out,
+                    0,
+                    NO_TABLE,
+                    size_of::<T>(),
+                )
             }
         };
         self.with_region(temp, RANGES_STATUS, launch)
@@ -1131,9 +1158,11 @@ impl<'c> Segmented<'c> {
 
     /// Launch the ranges kernel `name` (blocks of `block`, one warp per
     /// segment, at most [`policy::RANGES_BLOCKS_PER_SM`] blocks a
-    /// multiprocessor, grid-stride beyond) over `segments` segments of the
-    /// `n` elements at `x` into `out`, its status in `region`, the route's
-    /// counts at `route` (0: none).
+    /// multiprocessor and no more than fit there at once, grid-stride
+    /// beyond; a window of shared memory a warp for elements of `elem`
+    /// bytes) over `segments` segments of the `n` elements at `x` into
+    /// `out`, its status in `region`, the route's counts at `route` (0:
+    /// none).
     ///
     /// # Safety
     /// As the kernel's: `x` holds `n` elements, the pairs `segments` each
@@ -1153,8 +1182,16 @@ impl<'c> Segmented<'c> {
         out: u64,
         route: u64,
         table: Table,
+        elem: usize,
     ) -> Result<()> {
-        let grid = self.ranges_grid(segments, block);
+        let shared_bytes = policy::ranges_smem_bytes(block, elem) as u32;
+        // The kernel's registers depend on the type and operator (32 to
+        // 48 a thread): a grid of more blocks than fit at once would leave
+        // the last ones to run alone.
+        let fit = self.ctx.resident_blocks(name, block, shared_bytes)?.unwrap_or(policy::RANGES_BLOCKS_PER_SM);
+        let per_block = (block / WARP_SIZE) as u64;
+        let full = self.ctx.multiprocessors() as u64 * fit.min(policy::RANGES_BLOCKS_PER_SM) as u64;
+        let grid = segments.div_ceil(per_block).clamp(1, full.max(1)) as u32;
         let (begins, ends, seg_len) = match segs {
             RangesSegs::Pairs { begins, ends } => (begins, ends, 0),
             RangesSegs::Fixed(len) => (0, 0, len),
@@ -1176,7 +1213,7 @@ impl<'c> Segmented<'c> {
             table.long.into(),
             table.slot.into(),
         ];
-        let cfg = LaunchConfig { grid, block, shared_bytes: 0 };
+        let cfg = LaunchConfig { grid, block, shared_bytes };
         // SAFETY: the caller's contract; spare is the region's other half.
         unsafe { self.ctx.launch(name, cfg, &args) }
     }

@@ -808,6 +808,68 @@ backend_test!(many_ranges_of_mixed_lengths, |ctx| {
     many_ranges::<f64, Max>(ctx, 4);
 });
 
+/// Many short pairs side by side, as CSR offsets give them, so that a
+/// warp's 32 pairs mostly lie in one window of its shared memory (the
+/// ranges kernel then stages the window with coalesced loads and each lane
+/// sums its pair from it): lengths 0 to 16, now and then a gap, a pair
+/// that overlaps the one before, a run of pairs in falling order, pairs
+/// of up to 32 (a window too long: each lane reads its own) and one long
+/// pair (walked by the warp after its short ones).
+fn short_ranges_side_by_side<T: TestType, Op: TestOp<T>>(ctx: &Context, seed: u64) {
+    let warps = ctx.multiprocessors() as usize
+        * policy::RANGES_BLOCKS_PER_SM as usize
+        * (policy::RANGES_BLOCK / gpuprim_kernels::gpu::WARP_SIZE) as usize;
+    let s = 32 * warps + 77;
+    let mut rng = Rng(seed ^ 5151);
+    let mut segs: Vec<(usize, usize)> = Vec::with_capacity(s);
+    let mut at = 0usize;
+    for k in 0..s {
+        let len = if k % 997 == 500 {
+            3000
+        } else if rng.below(60) == 0 {
+            17 + rng.below(16) as usize
+        } else {
+            rng.below(17) as usize
+        };
+        if rng.below(40) == 0 {
+            at += rng.below(100) as usize;
+        }
+        let b = if rng.below(30) == 0 { at.saturating_sub(rng.below(8) as usize) } else { at };
+        segs.push((b, b + len));
+        at = b + len;
+    }
+    // Every 7th group of 32 in falling order.
+    for g in (0..s / 32).step_by(7) {
+        segs[32 * g..32 * g + 32].reverse();
+    }
+    let n = segs.iter().map(|p| p.1).max().unwrap_or(0) + 5;
+    let x = data::<T, Op>(n, seed);
+    let begins: Vec<u64> = segs.iter().map(|p| p.0 as u64).collect();
+    let ends: Vec<u64> = segs.iter().map(|p| p.1 as u64).collect();
+    let input = ctx.upload(&x).unwrap();
+    let mut out = ctx.alloc::<Op::Out>(s).unwrap();
+    out.poison().unwrap();
+    ctx.segmented().reduce_ranges(&input, &begins, &ends, &mut out, Op::default()).unwrap();
+    verify_all::<T, Op>(&x, &segs, &out.to_vec().unwrap()).unwrap_or_else(|e| panic!("{s} short ranges: {e}"));
+    // The same through fixed lengths of 1 to 16 (the ranges kernel's
+    // window holds a warp's 32 segments).
+    let len = 1 + (seed % 16) as usize;
+    let segments = n.div_ceil(len);
+    let mut fixed = ctx.alloc::<Op::Out>(segments).unwrap();
+    fixed.poison().unwrap();
+    ctx.segmented().route_to_ranges(true).reduce_fixed(&input, len, &mut fixed, Op::default()).unwrap();
+    let segs: Vec<(usize, usize)> = (0..segments).map(|k| (k * len, (k * len + len).min(n))).collect();
+    verify_all::<T, Op>(&x, &segs, &fixed.to_vec().unwrap()).unwrap_or_else(|e| panic!("fixed length {len}: {e}"));
+}
+
+backend_test!(short_ranges_side_by_side_in_windows, |ctx| {
+    short_ranges_side_by_side::<i32, Sum>(ctx, 1);
+    short_ranges_side_by_side::<f32, Sum>(ctx, 2);
+    short_ranges_side_by_side::<u32, ArgMin>(ctx, 3);
+    short_ranges_side_by_side::<f64, Max>(ctx, 4);
+    short_ranges_side_by_side::<i64, Sum>(ctx, 16);
+});
+
 backend_test!(temp_storage_reused_and_unchecked_calls, |ctx| {
     let seg = ctx.segmented().check(false);
     let t = tile::<f32>();

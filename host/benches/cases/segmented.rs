@@ -10,7 +10,10 @@
 //! `segmented_fixed` is the sum over the same fixed lengths given as a
 //! length (`reduce_fixed_with_temp`: no offsets read; at 2^9 the
 //! warp-per-segment kernel), `segmented_fixed_flat` the same through the
-//! flat kernel; CUB's twin is its sum over the offsets.
+//! flat kernel; CUB's twin is its sum over the offsets. At 2^4,
+//! `segmented_fixed_ranges` is the fixed length through the ranges kernel
+//! and `segmented_argmin_ranges` argmin over the offsets as begin/end pairs
+//! (no CUB twins).
 //!
 //! Bytes, `s` = size of `T`, `S` = segments: read `n s + 8 (S + 1)`
 //! (values and offsets; `n s` for fixed lengths); written `S s` (sum) or `8 S` (argmin: a u64
@@ -48,6 +51,13 @@ fn cases_for<T: Elem>() -> Vec<DataCase> {
             if l == 1 << 9 {
                 runs.push(("segmented_fixed_flat", How::Fixed(l, Some(false))));
             }
+            // Segments of 16 through the ranges kernel (a warp's 32 in one
+            // window of its shared memory): fixed lengths, and argmin
+            // over the offsets as begin/end pairs.
+            if l == 1 << 4 {
+                runs.push(("segmented_fixed_ranges", How::Fixed(l, Some(true))));
+                runs.push(("segmented_argmin_ranges", How::ArgMinRanges));
+            }
         }
         for (name, how) in runs {
             v.push(DataCase::new::<T, _>(
@@ -75,6 +85,9 @@ enum How {
     /// `reduce_ranges_with_temp` with `Sum`, begins and ends the offsets'
     /// two views (one warp per segment).
     Ranges,
+    /// `reduce_ranges_with_temp` with `ArgMin`, begins and ends the
+    /// offsets' two views.
+    ArgMinRanges,
     /// `reduce_fixed_with_temp` with `Sum` at the data's fixed length
     /// (the offsets unread), the route as given (`None`: the default).
     Fixed(u64, Option<bool>),
@@ -83,7 +96,7 @@ enum How {
 impl How {
     /// Whether the case writes argmin indices (`u64`) rather than sums.
     fn argmin(self) -> bool {
-        matches!(self, How::ArgMin | How::ArgMinFlat)
+        matches!(self, How::ArgMin | How::ArgMinFlat | How::ArgMinRanges)
     }
 }
 
@@ -130,6 +143,11 @@ impl<T: Elem> Prepared for Run<T> {
                 let segs = d.offsets.len() - 1;
                 let (begins, ends) = (d.d_offsets[c].slice(..segs)?, d.d_offsets[c].slice(1..)?);
                 seg.reduce_ranges_with_temp(&d.d_vals[c], &begins, &ends, &mut self.sums, Sum, &mut self.temp)
+            }
+            How::ArgMinRanges => {
+                let segs = d.offsets.len() - 1;
+                let (begins, ends) = (d.d_offsets[c].slice(..segs)?, d.d_offsets[c].slice(1..)?);
+                seg.reduce_ranges_with_temp(&d.d_vals[c], &begins, &ends, &mut self.indices, ArgMin, &mut self.temp)
             }
             How::Fixed(l, route) => {
                 let seg = match route {

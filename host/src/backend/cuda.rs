@@ -365,6 +365,23 @@ impl Cuda {
         Ok(())
     }
 
+    /// Blocks of `block` threads, each with `shared` bytes of dynamic
+    /// shared memory, that fit on one multiprocessor at once for `name`
+    /// (the driver's occupancy calculator: registers, shared memory and
+    /// the block limit), at least 1.
+    pub fn resident_blocks(&self, name: &str, module: Option<&str>, block: u32, shared: u32) -> Result<u32> {
+        let func = self.function(name, module)?;
+        if shared > DEFAULT_SHARED {
+            self.allow_shared(func, name, shared)?;
+        }
+        self.bind()?;
+        // SAFETY: `func` is a live function of a module loaded on this
+        // context.
+        let n = unsafe { result::occupancy::max_active_block_per_multiprocessor(func, block as i32, shared as usize) }
+            .during("cuOccupancyMaxActiveBlocksPerMultiprocessor")?;
+        Ok(n.max(1) as u32)
+    }
+
     /// Queue `name` (of the user module `module`, or shipped) on `stream`.
     /// Arguments are 64-bit slots holding each parameter's bytes at their
     /// start (little-endian).

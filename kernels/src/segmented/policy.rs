@@ -121,6 +121,33 @@ pub const RANGES_BLOCK: u32 = 256;
 /// (`docs/tuning/segmented.md`).
 pub const RANGES_SHORT: u64 = 32;
 
+/// Bytes of a warp's window in the ranges kernel ([`super::ranges`]):
+/// where the elements of a warp's 32 short pairs lie within this many
+/// bytes of input (512 four-byte elements: pairs of 16 side by side), the
+/// warp stages them in its shared memory with coalesced loads and each
+/// lane sums its pair from there, instead of each lane reading its own
+/// pair (32 lanes' loads 16 elements apart: a cache line a lane).
+// H200, 2^28 (2026-11-30, docs/tuning/segmented.md "A warp's short pairs through shared memory"): pairs of 16 side by side `i32` 547 -> 331 us (55% -> 91% of copy), 2^24 44.7 -> 28.8 us. 2 KiB a warp keeps the block's 16.5 KiB under what eight blocks a multiprocessor may take.
+pub const RANGES_WINDOW_BYTES: usize = 2048;
+
+/// Elements of `size` bytes in a warp's window ([`RANGES_WINDOW_BYTES`]).
+pub const fn ranges_window(size: usize) -> usize {
+    RANGES_WINDOW_BYTES / size
+}
+
+/// Slots of a warp's window: its elements and one spare slot after each
+/// 32 (against bank conflicts between lanes reading pairs side by side).
+pub const fn ranges_window_slots(size: usize) -> usize {
+    let w = ranges_window(size);
+    w + w / 32
+}
+
+/// Dynamic shared memory of a ranges block of `b` threads over elements
+/// of `size` bytes: a window a warp.
+pub const fn ranges_smem_bytes(b: u32, size: usize) -> usize {
+    (b / 32) as usize * ranges_window_slots(size) * size
+}
+
 /// Units of work a warp of the ranges grid is given when few pairs are
 /// split into parts ([`ranges_parts`]): several, so that parts of unequal
 /// segments even out over a warp's units.
@@ -171,6 +198,10 @@ pub const fn ranges_slot(n: u64, warps: u64) -> u64 {
         p
     }
 }
+
+/// The shortest begin/end pair the ranges kernel's warp walks in 16-byte
+/// vectors (shorter ones element by element, eight loads a lane).
+pub const RANGES_VEC_MIN: u64 = 1024;
 
 /// The shortest slot ([`ranges_slot`]): 8 rounds of a warp's loads.
 pub const RANGES_SLOT_MIN: u64 = 2048;
@@ -228,9 +259,12 @@ pub const fn ranges_table_fit(bytes: u64, acc: usize) -> u64 {
     if bytes <= FIXED { 0 } else { (bytes - FIXED) / (16 + 4 + acc as u64) }
 }
 
-/// Blocks of the ranges kernel per multiprocessor (grid-stride over the
-/// segments beyond that).
-// Not yet measured on a GPU: fills a multiprocessor's 2048 threads at 256.
+/// Blocks of the ranges kernels per multiprocessor (grid-stride over the
+/// segments beyond that). The ranges kernel itself takes fewer where fewer
+/// fit at once (the driver's occupancy: 32 to 48 registers by type and
+/// operator, its windows' shared memory), so that no block waits for a
+/// place to run its share.
+// Fills a multiprocessor's 2048 threads at 256. H200 (2026-11-30): with the ranges kernel at 40 registers (six blocks fit), a grid of eight a multiprocessor made segments of 512 7% slower at 2^28 (the last blocks ran alone); sized by the occupancy they are as fast as before.
 pub const RANGES_BLOCKS_PER_SM: u32 = 8;
 
 /// Input elements per thread of the flat kernel: 32 of 4 bytes, 16 of 8

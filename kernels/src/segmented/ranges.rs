@@ -7,14 +7,19 @@
 //! ([`segmented_ranges_parts`], few long pairs). In the first two, pairs
 //! longer than a slot (2048 to 8192 elements, by the input's length) are
 //! listed in a slot table and walked by all the warps of one more launch
-//! ([`segmented_ranges_slots`], in 16-byte vectors): on an H200, pairs of
-//! 1 to 2^16 elements (log-uniform) at 2^24 `i32` 34.5 µs (112 with a warp
-//! a pair; CUB 30.1), at 2^28 308 µs (CUB 257.7).
+//! ([`segmented_ranges_slots`], in 16-byte vectors). Where a warp's 32
+//! short pairs lie side by side, the warp stages their elements in its
+//! shared memory with coalesced loads and each lane sums its pair from
+//! there. On an H200 (2^28 `i32`, CUB 3.0.1 in the same run): pairs of 1 to
+//! 2^16 elements (log-uniform) 292 µs (87.5% of copy; CUB 258), pairs of
+//! 16 side by side 331 µs (91%; CUB 58x slower); at 2^24 33.0 and 28.8 µs.
 
 use super::chunks::{stream, warp_total};
 use super::{SegmentedReduction, policy, routed_to_ranges};
-use crate::gpu::{self, WARP_SIZE, atomic, global};
+use crate::gpu::{self, FULL_MASK, Shared, WARP_SIZE, atomic, global};
+use crate::ops::{Max, Min};
 use crate::reduce::finish::Accumulators;
+use crate::reduce::reduction::Raw;
 use crate::single_pass::clear_words;
 use crate::warp;
 
@@ -26,9 +31,17 @@ use crate::warp;
 ///   `out[s]`.
 /// * **At least 32 a warp:** a warp takes 32 consecutive segments, a lane
 ///   each, their bounds in one coalesced load. A lane sums a segment of at
-///   most [`policy::RANGES_SHORT`] elements by itself, in order, four loads
-///   in flight; the longer ones of the 32 (a ballot) are walked by the
-///   whole warp as above, one after another.
+///   most [`policy::RANGES_SHORT`] elements by itself, in order. Where the
+///   short ones' elements lie in one window of
+///   [`policy::RANGES_WINDOW_BYTES`] (the smallest begin to the largest end,
+///   two warp reductions), the warp first copies the window into its part
+///   of shared memory, 32 consecutive elements a load, and each lane reads
+///   its pair from there ([`stage_window`], [`sum_window`]); otherwise each
+///   lane reads its own pair from global memory, four loads in flight
+///   (lanes 16 elements apart touch a cache line each: segments of 16 at
+///   55% of copy that way, 91% through the window). The longer ones of the
+///   32 (a ballot) are walked by the whole warp as above, one after
+///   another.
 ///
 /// Either way, with a slot table (`table` not null), a pair longer than
 /// `long` is not walked by its warp but listed in the table and cut into
@@ -47,8 +60,9 @@ use crate::warp;
 /// segments are faster through the flat kernel
 /// ([`super::flat::segmented_reduce`]) except at a few hundred elements
 /// each, where the host routes them here. On an H200 at 2^28 `i32`, given
-/// as pairs: segments of 512, 257 µs (100% of copy); segments of 16,
-/// 544 µs (56%; 2826 µs, 11%, with a warp each).
+/// as pairs: segments of 512, 259 µs (99% of copy); segments of 16,
+/// 331 µs (91%; 544 µs with a lane reading each pair, 2826 µs with a warp
+/// each).
 ///
 /// **Checked**: a pair with `begin > end` or `end > n` increments the
 /// `u32` at byte 4 of `temp` and gets the identity (nothing is read).
@@ -71,7 +85,7 @@ use crate::warp;
 /// bytes, 16-byte aligned, its first two words zeroed, `1 <= cap <= 2^22`,
 /// `long >= 1`, `slot` a power of two.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn segmented_ranges<R: SegmentedReduction, const B: u32>(
+pub unsafe fn segmented_ranges<R: SegmentedReduction, const B: u32, const V: usize>(
     input: *const R::In,
     n: u64,
     begins: *const u64,
@@ -101,10 +115,15 @@ pub unsafe fn segmented_ranges<R: SegmentedReduction, const B: u32>(
     let w = WARP_SIZE as u64;
     let warps = gpu::grid_dim() as u64 * (B / WARP_SIZE) as u64;
     let warp_id = (gpu::block_idx() as u64 * B as u64 + gpu::thread_idx() as u64) / w;
+    // The warp's window of short pairs' elements in the block's dynamic
+    // shared memory (`policy::ranges_smem_bytes`).
+    let win_len = policy::ranges_window(size_of::<R::In>()) as u64;
+    let window = Shared::<R::In>::dynamic()
+        .after::<R::In>((gpu::thread_idx() / WARP_SIZE) as usize * policy::ranges_window_slots(size_of::<R::In>()));
     // SAFETY (both): the caller's contract; every call below has
     // s < segments, and bounds within `n`.
     let bounds = |s: u64| unsafe { bounds_of(begins, ends, seg_len, n, s) };
-    let walk = |b: u64, e: u64| unsafe { walk::<R>(input, b, e) };
+    let walk = |b: u64, e: u64| unsafe { walk::<R, V>(input, b, e) };
     let mut bad = false;
     if segments < w * warps {
         // Few segments for the grid: one a warp, so that long ones keep a
@@ -135,26 +154,29 @@ pub unsafe fn segmented_ranges<R: SegmentedReduction, const B: u32>(
             let (b, e, ok) = if live { bounds(s) } else { (0, 0, true) };
             bad |= !ok;
             let short = e - b <= policy::RANGES_SHORT;
+            // Where the short pairs' elements lie in one window (the
+            // smallest begin to the largest end of those that read
+            // anything), the warp reads the window once, coalesced, into
+            // its shared memory, and each lane sums its pair from there.
+            let filled = short && b < e;
+            let lo = warp::reduce_all::<u64, Min>(if filled { b } else { u64::MAX });
+            let hi = warp::reduce_all::<u64, Max>(if filled { e } else { 0 });
+            let staged = lo < hi && hi - lo <= win_len;
+            if staged {
+                // SAFETY: every filled pair has e <= n, so [lo, hi) lies in
+                // the input; the window holds `win_len` elements; the
+                // condition is the same in every lane.
+                unsafe { stage_window::<R>(input, lo, hi - lo, window) };
+            }
             if short {
-                let mut acc = R::identity();
-                let mut i = b;
-                // SAFETY (loads): elements below e <= n.
-                while i + 4 <= e {
-                    let x = unsafe {
-                        [
-                            R::load(input, input, i),
-                            R::load(input, input, i + 1),
-                            R::load(input, input, i + 2),
-                            R::load(input, input, i + 3),
-                        ]
-                    };
-                    acc = R::combine(R::combine(R::combine(R::combine(acc, x[0]), x[1]), x[2]), x[3]);
-                    i += 4;
-                }
-                while i < e {
-                    acc = R::combine(acc, unsafe { R::load(input, input, i) });
-                    i += 1;
-                }
+                let acc = if staged {
+                    // SAFETY: a filled pair lies in [lo, hi), staged above;
+                    // an empty one reads nothing.
+                    unsafe { sum_window::<R>(window, lo, b, e) }
+                } else {
+                    // SAFETY: elements below e <= n.
+                    unsafe { sum_pair::<R>(input, b, e) }
+                };
                 if live {
                     // SAFETY: s < segments.
                     unsafe { global::store(out.add(s as usize), R::out(acc, b, b == e)) };
@@ -528,7 +550,7 @@ pub unsafe fn segmented_ranges_parts<R: SegmentedReduction, const B: u32>(
             let lo = Ord::min(b + k * step, e);
             let hi = Ord::min(lo + step, e);
             // SAFETY: hi <= e <= n; the warp's lanes share u.
-            let acc = unsafe { walk::<R>(input, lo, hi) };
+            let acc = unsafe { walk_elements::<R>(input, lo, hi) };
             if lane == 0 {
                 // SAFETY: u < segments * parts.
                 unsafe { global::store(partials.add(u as usize), acc) };
@@ -559,6 +581,110 @@ pub unsafe fn segmented_ranges_parts<R: SegmentedReduction, const B: u32>(
     }
 }
 
+/// Elements `[b, e)` combined by one lane, in order, four loads in flight.
+///
+/// # Safety
+/// `input` holds at least `e` elements.
+#[inline(always)]
+unsafe fn sum_pair<R: SegmentedReduction>(input: *const R::In, b: u64, e: u64) -> R::Acc {
+    let mut acc = R::identity();
+    let mut i = b;
+    // SAFETY (loads): elements below e (the caller's contract).
+    while i + 4 <= e {
+        let x = unsafe {
+            [
+                R::load(input, input, i),
+                R::load(input, input, i + 1),
+                R::load(input, input, i + 2),
+                R::load(input, input, i + 3),
+            ]
+        };
+        acc = R::combine(R::combine(R::combine(R::combine(acc, x[0]), x[1]), x[2]), x[3]);
+        i += 4;
+    }
+    while i < e {
+        acc = R::combine(acc, unsafe { R::load(input, input, i) });
+        i += 1;
+    }
+    acc
+}
+
+/// The window slot of element `q` of a staged span: one spare slot after
+/// every 32, so that lanes reading pairs of 16 (or any multiple of 16)
+/// elements apart meet in different banks.
+#[inline(always)]
+fn window_slot(q: u64) -> usize {
+    (q + q / WARP_SIZE as u64) as usize
+}
+
+/// Loads a lane keeps in flight while it stages a window.
+const STAGED: usize = 8;
+
+/// Elements `[lo, lo + len)` into the warp's `window`, element `q` at
+/// [`window_slot`]`(q)`: lane `l` loads `l, l + 32, ..` (coalesced), eight
+/// loads in flight. A warp barrier before (the lanes that read the window
+/// for the last group are done) and after (each lane then sees all of it).
+///
+/// # Safety
+/// `input` holds at least `lo + len` elements, `window` at least
+/// [`window_slot`]`(len)` slots; every lane of the warp calls it with the
+/// same `lo` and `len`.
+#[inline(always)]
+unsafe fn stage_window<R: SegmentedReduction>(input: *const R::In, lo: u64, len: u64, window: Shared<R::In>) {
+    gpu::warp::sync(FULL_MASK);
+    let w = WARP_SIZE as u64;
+    let mut q = gpu::lane() as u64;
+    // SAFETY (loads and stores): below lo + len and window_slot(len).
+    while q + (STAGED - 1) as u64 * w < len {
+        // SAFETY: lo + q + (STAGED - 1) * w < lo + len.
+        let src = unsafe { input.add((lo + q) as usize) };
+        let mut x = [unsafe { global::load(src) }; STAGED];
+        unrolled!(STAGED, |k| x[k] = unsafe { global::load(src.add(k * WARP_SIZE as usize)) });
+        let at = window_slot(q);
+        unrolled!(STAGED, |k| unsafe { window.store(at + k * (WARP_SIZE as usize + 1), x[k]) });
+        q += STAGED as u64 * w;
+    }
+    while q < len {
+        unsafe { window.store(window_slot(q), global::load(input.add((lo + q) as usize))) };
+        q += w;
+    }
+    gpu::warp::sync(FULL_MASK);
+}
+
+/// Elements `[b, e)` combined by one lane, in order, from the window
+/// [`stage_window`] filled with the span from `lo`.
+///
+/// # Safety
+/// `b == e`, or `lo <= b < e` and the window holds the span up to `e`.
+#[inline(always)]
+unsafe fn sum_window<R: SegmentedReduction>(window: Shared<R::In>, lo: u64, b: u64, e: u64) -> R::Acc {
+    let lift = |x: R::In, i: u64| R::lift::<1>(&Raw { a: [x], b: [x] }, 0, i);
+    let mut acc = R::identity();
+    let mut i = b;
+    // SAFETY (loads): staged (the caller's contract).
+    while i + 4 <= e {
+        let q = i.wrapping_sub(lo);
+        let x = unsafe {
+            [
+                window.load(window_slot(q)),
+                window.load(window_slot(q + 1)),
+                window.load(window_slot(q + 2)),
+                window.load(window_slot(q + 3)),
+            ]
+        };
+        acc = R::combine(
+            R::combine(R::combine(R::combine(acc, lift(x[0], i)), lift(x[1], i + 1)), lift(x[2], i + 2)),
+            lift(x[3], i + 3),
+        );
+        i += 4;
+    }
+    while i < e {
+        acc = R::combine(acc, lift(unsafe { window.load(window_slot(i.wrapping_sub(lo))) }, i));
+        i += 1;
+    }
+    acc
+}
+
 /// Segment `s`'s bounds, checked: `(b, e, true)`, or `(0, 0, false)` for a
 /// bad pair (`b > e` or `e > n`), which then reads nothing. Fixed lengths
 /// where `begins` is null.
@@ -578,6 +704,61 @@ unsafe fn bounds_of(begins: *const u64, ends: *const u64, seg_len: u64, n: u64, 
     if ok { (b, e, true) } else { (0, 0, false) }
 }
 
+/// Elements `[b, e)` combined by the whole warp, the result in every
+/// lane: pairs of [`policy::RANGES_VEC_MIN`] or more on a 16-byte aligned
+/// input in 16-byte vectors of `V` elements, four in flight a lane (the
+/// head and tail, fewer than `V` each, an element a lane); shorter ones
+/// by [`walk_elements`].
+///
+/// # Safety
+/// `input` holds at least `e` elements; every lane of the warp calls it
+/// with the same `b` and `e`.
+#[inline(always)]
+unsafe fn walk<R: SegmentedReduction, const V: usize>(input: *const R::In, b: u64, e: u64) -> R::Acc {
+    let v = V as u64;
+    if !(input as usize).is_multiple_of(16) || e - b < policy::RANGES_VEC_MIN {
+        // SAFETY: the caller's contract.
+        return unsafe { walk_elements::<R>(input, b, e) };
+    }
+    let w = WARP_SIZE as u64;
+    let lane = gpu::lane() as u64;
+    // The body [a, z) in whole 16-byte vectors; the head [b, a) and the
+    // tail [z, e), fewer than `v` elements each, a lane an element.
+    let a = b.next_multiple_of(v);
+    let z = e - e % v;
+    let mut acc = R::identity();
+    // SAFETY (all loads): elements below e (the caller's contract); the
+    // vectors 16-byte aligned and below z.
+    if b + lane < a {
+        acc = R::combine(acc, unsafe { R::load(input, input, b + lane) });
+    }
+    if z + lane < e {
+        acc = R::combine(acc, unsafe { R::load(input, input, z + lane) });
+    }
+    let mut i = a + lane * v;
+    while i + 3 * w * v < z {
+        let x = unsafe {
+            [
+                R::load_raw::<V>(input, input, i),
+                R::load_raw::<V>(input, input, i + w * v),
+                R::load_raw::<V>(input, input, i + 2 * w * v),
+                R::load_raw::<V>(input, input, i + 3 * w * v),
+            ]
+        };
+        unrolled!(4, |k| {
+            let at = i + k as u64 * w * v;
+            unrolled!(V, |j| acc = R::combine(acc, R::lift::<V>(&x[k], j, at)));
+        });
+        i += 4 * w * v;
+    }
+    while i < z {
+        let x = unsafe { R::load_raw::<V>(input, input, i) };
+        unrolled!(V, |j| acc = R::combine(acc, R::lift::<V>(&x, j, i)));
+        i += w * v;
+    }
+    warp::reduce_all::<R::Acc, Accumulators<R>>(acc)
+}
+
 /// Elements `[b, e)` combined by the whole warp, 32 elements apart
 /// (coalesced), eight loads in flight a lane (then a round of four, then
 /// single loads); the result in every lane. Eight rather than four: pairs
@@ -585,10 +766,9 @@ unsafe fn bounds_of(begins: *const u64, ends: *const u64, seg_len: u64, n: u64, 
 /// alone waits a memory latency a round), segments of 2^20 in parts 1%.
 ///
 /// # Safety
-/// `input` holds at least `e` elements; every lane of the warp calls it
-/// with the same `b` and `e`.
+/// As [`walk`].
 #[inline(always)]
-unsafe fn walk<R: SegmentedReduction>(input: *const R::In, b: u64, e: u64) -> R::Acc {
+unsafe fn walk_elements<R: SegmentedReduction>(input: *const R::In, b: u64, e: u64) -> R::Acc {
     let w = WARP_SIZE as u64;
     let mut acc = R::identity();
     let mut i = b + gpu::lane() as u64;
