@@ -85,17 +85,21 @@
 //! 337 us (2.3x CUB), of 2^20 251 us (102% of copy).
 //! Begin/end pairs go through the ranges kernel
 //! (`gpuprim_kernels::segmented::ranges`), whose form follows from the
-//! number of pairs `S` against the grid's warps (4,224 on an H200): from
-//! 32 pairs a warp up, a lane sums each pair of at most 32 elements
-//! itself and the warp walks the longer ones together; below that, a warp
-//! walks a pair; and where there are fewer than 8 pairs a warp and the
-//! input holds at least 4096 elements a pair, each pair is cut into equal
-//! parts (`policy::ranges_parts`: 8 a warp, at most `n / 2048` in all), a warp
-//! walks a part, and a second launch combines each pair's parts, so that
-//! a few huge pairs keep the whole GPU busy. On an H200 at 2^28 `i32`
-//! (2026-11-30), pairs of 16 elements 544 us (56% of copy), of 512 259 us
-//! (100%), of 2^20 255 us (101%, in parts); mixed lengths (1 to 2^16)
-//! 468 us (55%), where a warp that walks a long pair alone ends last.
+//! number of pairs `S` against the grid's warps (up to eight blocks of
+//! eight warps a multiprocessor, fewer where fewer fit): from 32 pairs a
+//! warp up, a lane sums each pair of at most 32 elements itself (from a
+//! window of shared memory that the warp fills with coalesced loads where
+//! its 32 pairs lie within 2 KiB) and the warp walks the longer ones
+//! together; below that, a warp walks a pair; pairs longer than a slot
+//! (2048 to 8192 elements) go to a table whose slots one more launch
+//! shares among all the warps; and where there are fewer than 8 pairs a
+//! warp and the input holds at least 4096 elements a pair, each pair is
+//! cut into equal parts (`policy::ranges_parts`: 8 a warp, at most
+//! `n / 2048` in all), a warp walks a part, and a second launch combines
+//! each pair's parts, so that a few huge pairs keep the whole GPU busy.
+//! On an H200 at 2^28 `i32` (2026-11-30), pairs of 16 elements side by
+//! side 331 us (91% of copy), of 512 259 us (99%), of 2^20 252 us (101%,
+//! in parts); mixed lengths (1 to 2^16) 292 us (87.5%; CUB 258).
 //! Offsets off the
 //! chunked path ([`Segmented::chunked`] set to `false`, or more segments
 //! or chunks than it counts in 32 bits) whose mean segment is a few
@@ -105,8 +109,10 @@
 //! with no wait, whether the warp-per-segment kernel or the flat ones do
 //! the work (the others return at once); one warp streams a segment of
 //! 512 with no tile machinery (an H100 at 2^28: 100% of copy against 85%).
-//! Fixed lengths of 128 to 4096 go there directly (one launch: the
-//! length is known on the host).
+//! Fixed lengths of 128 to 4096, and of 16 for 4-byte elements (a warp's
+//! 32 segments fill its window: 309 us at 2^28 `i32`, 88% of copy, against
+//! the short kernel's 326.5), go there directly (one launch: the length is
+//! known on the host).
 //! Float results of those segments then follow that kernel's order
 //! (strided over the warp's lanes, then across them; on the chunked path
 //! strided over a block's threads within each chunk, then the chunks in
@@ -712,7 +718,7 @@ impl<'c> Segmented<'c> {
         if offsets == 0 && segments == 0 {
             return Ok(());
         }
-        if offsets == 0 && self.route.unwrap_or_else(|| policy::fixed_to_ranges(seg_len)) {
+        if offsets == 0 && self.route.unwrap_or_else(|| policy::fixed_to_ranges(seg_len, size_of::<T>())) {
             return self.fixed_ranges::<T, Op>(input.view.addr(), n, seg_len, segments, output.view.addr(), temp);
         }
         let x = input.view.addr();

@@ -604,7 +604,8 @@ fn for_ops(ctx: &Context, seg: &Segmented, x: &[i32], offsets: &[u64]) -> Result
 }
 
 /// Fixed lengths at tile edges, on `T`: through the flat kernel, and
-/// through the ranges kernel (by default from 128 to 4096, forced below).
+/// through the ranges kernel (by default from 128 to 4096 and, for 4-byte
+/// elements, at 16; forced below).
 fn fixed_lengths<T: TestType, Op: TestOp<T>>(ctx: &Context) {
     let t = tile::<T>();
     let route = policy::ROUTE_LONGEST as usize;
@@ -617,7 +618,7 @@ fn fixed_lengths<T: TestType, Op: TestOp<T>>(ctx: &Context) {
     ];
     for seg in segs {
         for n in [0, 1, 31, 33, t - 1, t, t + 1, 2 * t + 3] {
-            for len in [1, 2, 31, 32, 33, 128, 511, route, route + 1, t - 1, t, t + 1, 3 * t] {
+            for len in [1, 2, 16, 31, 32, 33, 128, 511, route, route + 1, t - 1, t, t + 1, 3 * t] {
                 let x = data::<T, Op>(n, (n * 31 + len) as u64);
                 let s = n.div_ceil(len);
                 let input = ctx.upload(&x).unwrap();

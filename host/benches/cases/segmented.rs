@@ -8,11 +8,12 @@
 //! iterators): the one-warp-per-segment kernel beside the flat one, on the
 //! same inputs (CUB's twin is the same `DeviceSegmentedReduce::Sum`).
 //! `segmented_fixed` is the sum over the same fixed lengths given as a
-//! length (`reduce_fixed_with_temp`: no offsets read; at 2^9 the
+//! length (`reduce_fixed_with_temp`: no offsets read; at 2^4 and 2^9 the
 //! warp-per-segment kernel), `segmented_fixed_flat` the same through the
 //! flat kernel; CUB's twin is its sum over the offsets. At 2^4,
-//! `segmented_fixed_ranges` is the fixed length through the ranges kernel
-//! and `segmented_argmin_ranges` argmin over the offsets as begin/end pairs
+//! `segmented_fixed_short` is the fixed length through the short tile
+//! kernel (the default takes the ranges kernel there for 4-byte types) and
+//! `segmented_argmin_ranges` argmin over the offsets as begin/end pairs
 //! (no CUB twins).
 //!
 //! Bytes, `s` = size of `T`, `S` = segments: read `n s + 8 (S + 1)`
@@ -51,11 +52,12 @@ fn cases_for<T: Elem>() -> Vec<DataCase> {
             if l == 1 << 9 {
                 runs.push(("segmented_fixed_flat", How::Fixed(l, Some(false))));
             }
-            // Segments of 16 through the ranges kernel (a warp's 32 in one
-            // window of its shared memory): fixed lengths, and argmin
-            // over the offsets as begin/end pairs.
+            // Segments of 16: the fixed length through the short kernel
+            // (the default takes the ranges kernel there, a warp's 32 in
+            // one window of its shared memory), and argmin over the
+            // offsets as begin/end pairs through the ranges kernel.
             if l == 1 << 4 {
-                runs.push(("segmented_fixed_ranges", How::Fixed(l, Some(true))));
+                runs.push(("segmented_fixed_short", How::Fixed(l, Some(false))));
                 runs.push(("segmented_argmin_ranges", How::ArgMinRanges));
             }
         }

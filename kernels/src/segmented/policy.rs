@@ -49,11 +49,14 @@ pub const fn route_considered(n: u64, segments: u64) -> bool {
     segments > 0 && segments <= u32::MAX as u64 && n / segments >= ROUTE_MEAN[0] && n / segments <= ROUTE_MEAN[1]
 }
 
-/// Whether segments of a fixed length `seg_len` go to the ranges kernel
-/// (one launch, nothing to count): from the shortest mean that routes
-/// offsets to the longest segment the ranges kernel takes.
-pub const fn fixed_to_ranges(seg_len: u64) -> bool {
-    seg_len >= ROUTE_MEAN[0] && seg_len <= ROUTE_LONGEST
+/// Whether segments of a fixed length `seg_len` over elements of `size`
+/// bytes go to the ranges kernel (one launch, nothing to count): from the
+/// shortest mean that routes offsets to the longest segment the ranges
+/// kernel takes, and 4-byte elements in segments of 16, where a warp's 32
+/// fill its window of shared memory exactly ([`RANGES_WINDOW_BYTES`]).
+// H200, 2^28 `i32` (2026-11-30, docs/tuning/segmented.md "A warp's short pairs through shared memory"): segments of 16 through the ranges kernel 309 us (88% of copy) against the short kernel's 326.5 (83.5%), 2^24 23.7 against 28.5; of 8, 455 against 367, and of 4, 904 against 453 (a warp's 32 segments fill a quarter of the window or less). 8-byte elements not measured.
+pub const fn fixed_to_ranges(seg_len: u64, size: usize) -> bool {
+    (seg_len >= ROUTE_MEAN[0] && seg_len <= ROUTE_LONGEST) || (size == 4 && seg_len * 32 == ranges_window(size) as u64)
 }
 
 /// Byte offset, in the header of the temporary storage
