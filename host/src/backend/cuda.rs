@@ -60,6 +60,9 @@ struct Loaded {
     /// Functions whose dynamic shared memory limit was raised past the
     /// 48 KiB default, with the limit set.
     shared_limits: HashMap<usize, u32>,
+    /// [`Cuda::resident_blocks`] by function, block size and dynamic
+    /// shared memory (asked of the driver once each).
+    resident: HashMap<(usize, u32, u32), u32>,
 }
 
 /// Dynamic shared memory a launch gets without opting in.
@@ -371,6 +374,10 @@ impl Cuda {
     /// the block limit), at least 1.
     pub fn resident_blocks(&self, name: &str, module: Option<&str>, block: u32, shared: u32) -> Result<u32> {
         let func = self.function(name, module)?;
+        let key = (func as usize, block, shared);
+        if let Some(&n) = self.loaded.lock().unwrap_or_else(|e| e.into_inner()).resident.get(&key) {
+            return Ok(n);
+        }
         if shared > DEFAULT_SHARED {
             self.allow_shared(func, name, shared)?;
         }
@@ -379,7 +386,9 @@ impl Cuda {
         // context.
         let n = unsafe { result::occupancy::max_active_block_per_multiprocessor(func, block as i32, shared as usize) }
             .during("cuOccupancyMaxActiveBlocksPerMultiprocessor")?;
-        Ok(n.max(1) as u32)
+        let n = n.max(1) as u32;
+        self.loaded.lock().unwrap_or_else(|e| e.into_inner()).resident.insert(key, n);
+        Ok(n)
     }
 
     /// Queue `name` (of the user module `module`, or shipped) on `stream`.

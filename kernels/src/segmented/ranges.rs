@@ -83,7 +83,9 @@ use crate::warp;
 /// [`segmented_route`] from a launch before this one; `table` null, or
 /// storage of [`policy::ranges_table_layout`]`(cap, size of R::Acc)`
 /// bytes, 16-byte aligned, its first two words zeroed, `1 <= cap <= 2^22`,
-/// `long >= 1`, `slot` a power of two.
+/// `long >= 1`, `slot` a power of two; the launch gives each block
+/// [`policy::ranges_smem_bytes`]`(B, size of R::In)` bytes of dynamic
+/// shared memory (the warps' windows).
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn segmented_ranges<R: SegmentedReduction, const B: u32, const V: usize>(
     input: *const R::In,
