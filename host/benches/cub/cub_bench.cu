@@ -963,10 +963,13 @@ bool parse_data_case(const std::string& name, DataSpec& d) {
   }
   // segmented_ranges: our sum over begin/end pairs (two views of the
   // offsets); CUB's begin and end iterators are the same call.
-  // segmented_fixed(_flat): our sum over a fixed length; CUB's twin is
-  // its sum over the same segments' offsets.
+  // segmented_fixed(_flat, _short): our sum over a fixed length; CUB's
+  // twin is its sum over the same segments' offsets.
+  // segmented_argmin_ranges: our argmin over begin/end pairs; CUB's twin
+  // is its argmin over the offsets.
   if (prim == "segmented_reduce" || prim == "segmented_argmin" || prim == "segmented_argmin_flat" ||
-      prim == "segmented_ranges" || prim == "segmented_fixed" || prim == "segmented_fixed_flat") {
+      prim == "segmented_argmin_ranges" || prim == "segmented_ranges" || prim == "segmented_fixed" ||
+      prim == "segmented_fixed_flat" || prim == "segmented_fixed_short") {
     d.prim = prim.rfind("segmented_argmin", 0) == 0 ? Prim::SegmentedArgMin : Prim::SegmentedReduce;
     d.kind = Kind::Segments;
     if (dist == "mixed") {
