@@ -774,7 +774,7 @@ impl<'c> Segmented<'c> {
                     // header as the ranges kernel needs it; the counts
                     // written by the launch before.
                     unsafe {
-                        self.launch_ranges(
+                        self.launch_ranges::<T>(
                             ranges.name,
                             policy::RANGES_BLOCK,
                             region,
@@ -785,7 +785,6 @@ impl<'c> Segmented<'c> {
                             out,
                             at,
                             NO_TABLE,
-                            size_of::<T>(),
                         )?
                     };
                     at
@@ -1071,21 +1070,7 @@ impl<'c> Segmented<'c> {
             // `segments` each (checked above); the region's 16 bytes
             // zeroed, then the table's counter (`used` covers the table);
             // no route.
-            unsafe {
-                self.launch_ranges(
-                    kernel.name,
-                    self.block,
-                    region,
-                    x,
-                    n,
-                    segs,
-                    segments,
-                    out,
-                    0,
-                    slots,
-                    size_of::<T>(),
-                )?
-            };
+            unsafe { self.launch_ranges::<T>(kernel.name, self.block, region, x, n, segs, segments, out, 0, slots)? };
             if let Some(k) = &slots_kernel {
                 let args = [
                     Arg::Ptr(x),
@@ -1130,7 +1115,7 @@ impl<'c> Segmented<'c> {
             // seg_len > 0 (the caller's checks); the region's 16 bytes
             // zeroed; no route.
             unsafe {
-                self.launch_ranges(
+                self.launch_ranges::<T>(
                     kernel.name,
                     policy::RANGES_BLOCK,
                     region,
@@ -1141,7 +1126,6 @@ impl<'c> Segmented<'c> {
                     out,
                     0,
                     NO_TABLE,
-                    size_of::<T>(),
                 )
             }
         };
@@ -1157,18 +1141,23 @@ impl<'c> Segmented<'c> {
     /// a warp each: a warp a unit, at most [`policy::RANGES_BLOCKS_PER_SM`]
     /// blocks a multiprocessor (grid-stride beyond).
     fn ranges_grid(&self, units: u64, block: u32) -> u32 {
+        self.grid_of(units, block, policy::RANGES_BLOCKS_PER_SM)
+    }
+
+    /// Blocks of `block` threads over `units` units of a warp each, at
+    /// most `per_sm` blocks a multiprocessor (grid-stride beyond).
+    fn grid_of(&self, units: u64, block: u32, per_sm: u32) -> u32 {
         let per_block = (block / WARP_SIZE) as u64;
-        let full = self.ctx.multiprocessors() as u64 * policy::RANGES_BLOCKS_PER_SM as u64;
+        let full = self.ctx.multiprocessors() as u64 * per_sm as u64;
         units.div_ceil(per_block).clamp(1, full.max(1)) as u32
     }
 
     /// Launch the ranges kernel `name` (blocks of `block`, one warp per
     /// segment, at most [`policy::RANGES_BLOCKS_PER_SM`] blocks a
     /// multiprocessor and no more than fit there at once, grid-stride
-    /// beyond; a window of shared memory a warp for elements of `elem`
-    /// bytes) over `segments` segments of the `n` elements at `x` into
-    /// `out`, its status in `region`, the route's counts at `route` (0:
-    /// none).
+    /// beyond; a window of shared memory a warp for elements of `T`) over
+    /// `segments` segments of the `n` elements at `x` into `out`, its
+    /// status in `region`, the route's counts at `route` (0: none).
     ///
     /// # Safety
     /// As the kernel's: `x` holds `n` elements, the pairs `segments` each
@@ -1176,7 +1165,7 @@ impl<'c> Segmented<'c> {
     /// `segments`; the region's first 16 bytes zeroed; `route` 0 or the
     /// counts of a `segmented_route` launch before this one.
     #[allow(clippy::too_many_arguments)]
-    unsafe fn launch_ranges(
+    unsafe fn launch_ranges<T>(
         &self,
         name: &str,
         block: u32,
@@ -1188,16 +1177,13 @@ impl<'c> Segmented<'c> {
         out: u64,
         route: u64,
         table: Table,
-        elem: usize,
     ) -> Result<()> {
-        let shared_bytes = policy::ranges_smem_bytes(block, elem) as u32;
+        let shared_bytes = policy::ranges_smem_bytes(block, size_of::<T>()) as u32;
         // The kernel's registers depend on the type and operator (32 to
         // 48 a thread): a grid of more blocks than fit at once would leave
         // the last ones to run alone.
         let fit = self.ctx.resident_blocks(name, block, shared_bytes)?.unwrap_or(policy::RANGES_BLOCKS_PER_SM);
-        let per_block = (block / WARP_SIZE) as u64;
-        let full = self.ctx.multiprocessors() as u64 * fit.min(policy::RANGES_BLOCKS_PER_SM) as u64;
-        let grid = segments.div_ceil(per_block).clamp(1, full.max(1)) as u32;
+        let grid = self.grid_of(segments, block, fit.min(policy::RANGES_BLOCKS_PER_SM));
         let (begins, ends, seg_len) = match segs {
             RangesSegs::Pairs { begins, ends } => (begins, ends, 0),
             RangesSegs::Fixed(len) => (0, 0, len),

@@ -752,15 +752,21 @@ backend_test!(ranges_in_any_order, |ctx| {
     ranges_property::<f32, Product>(ctx, k);
 });
 
+/// Warps of the ranges kernel's largest grid: with 32 pairs a warp or
+/// more, its warps take a lane a pair.
+fn ranges_warps(ctx: &Context) -> usize {
+    ctx.multiprocessors() as usize
+        * policy::RANGES_BLOCKS_PER_SM as usize
+        * (policy::RANGES_BLOCK / gpuprim_kernels::gpu::WARP_SIZE) as usize
+}
+
 /// More begin/end pairs than 32 a warp of the ranges kernel's grid (a
 /// layout that batches segments by 32 must handle them): mostly short
 /// segments, some empty, some exactly 32 and 33 long, a few long ones, and
 /// a stretch of 64 long ones in a row; in any order, overlapping, the last
 /// 32 part-filled.
 fn many_ranges<T: TestType, Op: TestOp<T>>(ctx: &Context, seed: u64) {
-    let warps = ctx.multiprocessors() as usize
-        * policy::RANGES_BLOCKS_PER_SM as usize
-        * (policy::RANGES_BLOCK / gpuprim_kernels::gpu::WARP_SIZE) as usize;
+    let warps = ranges_warps(ctx);
     let s = 32 * warps + 45;
     let n: usize = if ctx.backend() == BackendKind::Cuda { 1 << 20 } else { 1 << 14 };
     let short = 32;
@@ -817,9 +823,7 @@ backend_test!(many_ranges_of_mixed_lengths, |ctx| {
 /// of up to 32 (a window too long: each lane reads its own) and one long
 /// pair (walked by the warp after its short ones).
 fn short_ranges_side_by_side<T: TestType, Op: TestOp<T>>(ctx: &Context, seed: u64) {
-    let warps = ctx.multiprocessors() as usize
-        * policy::RANGES_BLOCKS_PER_SM as usize
-        * (policy::RANGES_BLOCK / gpuprim_kernels::gpu::WARP_SIZE) as usize;
+    let warps = ranges_warps(ctx);
     let s = 32 * warps + 77;
     let mut rng = Rng(seed ^ 5151);
     let mut segs: Vec<(usize, usize)> = Vec::with_capacity(s);
