@@ -69,10 +69,12 @@ pub unsafe fn reduce_by_key<K: Element, V: Value, Op: Monoid<V>, const B: u32, c
         pos.store(run.count as usize, tile_position::<I>(j));
         sums.store(run.count as usize, run.value);
     };
-    let write = |r: u32, g: u64, _: &RunEdge<V>| unsafe {
+    let write = |r: u32, g: u64, edge: &RunEdge<V>| unsafe {
         let p = pos.load(r as usize);
         global::store(unique.add(g as usize), sk.load(pad::<K, I>(p as usize)));
-        global::store(aggregates.add(g as usize), sums.load(r as usize));
+        // Slot 0's run began before the tile: its items there first.
+        let own = sums.load(r as usize);
+        global::store(aggregates.add(g as usize), if r == 0 { Op::combine(edge.carried, own) } else { own });
     };
     unsafe { emit_runs::<V, Op, B, I, true>(&t, n, pairs, t.f.tails, emit, write, count, cap) };
 }

@@ -103,43 +103,79 @@ pub unsafe fn exclusive_prefix_by_warp<T: Item, Op: Monoid<T>, const DELAY_NS: u
     if tile == 0 {
         return Op::identity();
     }
-    if gpu::warp_idx() == 0 {
-        if DELAY_NS > 0 && gpu::grid_dim() >= SLEEP_MIN_BLOCKS {
-            gpu::nanosleep(DELAY_NS);
-        }
-        let lane = gpu::lane();
-        let mut carried = Op::identity();
-        // The nearest predecessor this round covers (lane 31's tile).
-        let mut top = tile as i64 - 1;
-        loop {
-            let mine = top - (WARP_SIZE - 1 - lane) as i64;
-            // Tiles before 0 count as an identity PREFIX (see look_back).
-            // SAFETY (status): 0 <= mine < tile, whose block runs or is done.
-            let (flag, value) =
-                if mine >= 0 { unsafe { status.wait::<0>(mine as u32) } } else { (PREFIX, Op::identity()) };
-            // The highest lane holding a PREFIX, or -1: the window from it
-            // on, in order, is what this round adds.
-            let stop = warp::max_i32(if flag == PREFIX { lane as i32 } else { -1 });
-            let part = if lane as i32 >= stop { value } else { Op::identity() };
-            let window = gpu_warp::shfl_idx(warp::inclusive_scan::<T, Op>(part), WARP_SIZE - 1);
-            carried = Op::combine(window, carried);
-            if stop >= 0 {
-                break;
-            }
-            top -= WARP_SIZE as i64;
-        }
-        if lane == 0 {
-            // SAFETY: one slot, read by the block after the barrier below;
-            // each (tile, PREFIX) published once.
-            unsafe {
-                smem.prefix.store(0, carried);
-                status.publish(tile, PREFIX, Op::combine(carried, aggregate), Some(aggregate));
-            }
-        }
-    }
+    // SAFETY: forwarded.
+    unsafe { look_back_by_warp::<T, Op, DELAY_NS>(status, tile, aggregate, smem) };
     gpu::sync_threads();
     // SAFETY: written before the barrier above.
     unsafe { smem.prefix.load(0) }
+}
+
+/// The first half of [`exclusive_prefix_by_warp`], without its barrier:
+/// warp 0 looks back (after the same delay), leaves the prefix in
+/// `smem.prefix` and publishes the tile's inclusive PREFIX; the other
+/// warps return at once. A kernel that needs the prefix only late in its
+/// tile (the by-key kernels that write runs) calls this, goes on with
+/// its tile-local work, and reads the prefix with [`deferred_prefix`]
+/// after a barrier of its own: the look-back then overlaps that work
+/// instead of holding the block at a barrier.
+///
+/// # Safety
+/// As [`exclusive_prefix`], except that only warp 0 need call it (every
+/// thread may); `smem.prefix` is read only after a barrier that follows.
+#[inline(always)]
+#[track_caller]
+pub unsafe fn look_back_by_warp<T: Item, Op: Monoid<T>, const DELAY_NS: u32>(
+    status: &TileStatus<T>,
+    tile: u32,
+    aggregate: T,
+    smem: &super::LookBackSmem<T>,
+) {
+    if tile == 0 || gpu::warp_idx() != 0 {
+        return;
+    }
+    if DELAY_NS > 0 && gpu::grid_dim() >= SLEEP_MIN_BLOCKS {
+        gpu::nanosleep(DELAY_NS);
+    }
+    let lane = gpu::lane();
+    let mut carried = Op::identity();
+    // The nearest predecessor this round covers (lane 31's tile).
+    let mut top = tile as i64 - 1;
+    loop {
+        let mine = top - (WARP_SIZE - 1 - lane) as i64;
+        // Tiles before 0 count as an identity PREFIX (see look_back).
+        // SAFETY (status): 0 <= mine < tile, whose block runs or is done.
+        let (flag, value) = if mine >= 0 { unsafe { status.wait::<0>(mine as u32) } } else { (PREFIX, Op::identity()) };
+        // The highest lane holding a PREFIX, or -1: the window from it
+        // on, in order, is what this round adds.
+        let stop = warp::max_i32(if flag == PREFIX { lane as i32 } else { -1 });
+        let part = if lane as i32 >= stop { value } else { Op::identity() };
+        let window = gpu_warp::shfl_idx(warp::inclusive_scan::<T, Op>(part), WARP_SIZE - 1);
+        carried = Op::combine(window, carried);
+        if stop >= 0 {
+            break;
+        }
+        top -= WARP_SIZE as i64;
+    }
+    if lane == 0 {
+        // SAFETY: one slot, read by the block after the caller's barrier;
+        // each (tile, PREFIX) published once.
+        unsafe {
+            smem.prefix.store(0, carried);
+            status.publish(tile, PREFIX, Op::combine(carried, aggregate), Some(aggregate));
+        }
+    }
+}
+
+/// What [`look_back_by_warp`] left for the block: the combine of every
+/// tile before `tile` (the identity for tile 0).
+///
+/// # Safety
+/// After a barrier that follows [`look_back_by_warp`] for this tile.
+#[inline(always)]
+#[track_caller]
+pub unsafe fn deferred_prefix<T: Item, Op: Monoid<T>>(tile: u32, smem: &super::LookBackSmem<T>) -> T {
+    // SAFETY: the caller's contract.
+    if tile == 0 { Op::identity() } else { unsafe { smem.prefix.load(0) } }
 }
 
 /// The combine of every tile before `tile` (its exclusive prefix), by all

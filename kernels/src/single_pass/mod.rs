@@ -30,7 +30,9 @@
 pub mod look_back;
 pub mod status;
 
-pub use look_back::{exclusive_prefix, exclusive_prefix_by_warp, look_back, publish_aggregate};
+pub use look_back::{
+    deferred_prefix, exclusive_prefix, exclusive_prefix_by_warp, look_back, look_back_by_warp, publish_aggregate,
+};
 pub use status::{
     AGGREGATE, INVALID, PREFIX, SLEEP_MIN_BLOCKS, TileStatus, clear_words, from_words, status_bytes, to_words,
 };
