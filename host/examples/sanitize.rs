@@ -627,7 +627,8 @@ fn check_segmented<T: Elem>(ctx: &Context, n: usize, seed: u64) -> Res {
     // Begin/end pairs (mixed segments, in reverse order): a warp or a lane
     // a pair, each pair cut into parts joined by a second launch, and the
     // pairs longer than 64 listed in a slot table (slots of 32, shared by
-    // all the warps of a second launch; a table of 40 slots fills up).
+    // all the warps of a second launch; a table of 40 slots fills up), and
+    // the chunked path (chunks of 64).
     let offsets = segment_offsets(n, seed);
     let segments = offsets.len() - 1;
     let begins: Vec<u64> = (0..segments).rev().map(|s| offsets[s]).collect();
@@ -638,6 +639,7 @@ fn check_segmented<T: Elem>(ctx: &Context, n: usize, seed: u64) -> Res {
         (" in parts", ctx.segmented().ranges_parts(6)),
         (" in slots", slotted.clone()),
         (" in a full table of slots", slotted.ranges_table_cap(40)),
+        (" through the chunked path", ctx.segmented().chunked(true).chunk_lens(64, 16)),
     ] {
         let mut out = ctx.alloc::<T>(segments).map_err(e)?;
         seg.reduce_ranges(&input, &begins[..], &ends[..], &mut out, SegSum).map_err(e)?;

@@ -83,7 +83,14 @@
 //! meet as `u64` keys (order key and offset): at 2^28 `i32` (2026-11-29)
 //! mixed lengths 291 us (0.96x CUB; the flat kernel 342), segments of 512
 //! 337 us (2.3x CUB), of 2^20 251 us (102% of copy).
-//! Begin/end pairs go through the ranges kernel
+//! Begin/end pairs that are long on average (`n / S` of at least 2048,
+//! `policy::RANGES_CHUNKED_MEAN`, on inputs up to 2^30 elements) but not
+//! so few that the ranges kernel cuts them into parts (below) take the
+//! same chunked path (pairs may overlap, so their chunks can outnumber
+//! the plan's room, sized as for offsets: then every pair gets a warp):
+//! on an H200 at 2^28 `i32`, mixed lengths 270 us (94.5% of copy, 0.97x
+//! CUB) where the ranges kernel took 295.
+//! The others go through the ranges kernel
 //! (`gpuprim_kernels::segmented::ranges`), whose form follows from the
 //! number of pairs `S` against the grid's warps (up to eight blocks of
 //! eight warps a multiprocessor, fewer where fewer fit): from 32 pairs a
@@ -99,7 +106,8 @@
 //! each pair's parts, so that a few huge pairs keep the whole GPU busy.
 //! On an H200 at 2^28 `i32` (2026-11-30), pairs of 16 elements side by
 //! side 331 us (91% of copy), of 512 259 us (99%), of 2^20 252 us (101%,
-//! in parts); mixed lengths (1 to 2^16) 292 us (87.5%; CUB 258).
+//! in parts); mixed lengths (1 to 2^16) 292 us (87.5%; CUB 258), before
+//! they took the chunked path.
 //! Offsets off the
 //! chunked path ([`Segmented::chunked`] set to `false`, or more segments
 //! or chunks than it counts in 32 bits) whose mean segment is a few
@@ -235,6 +243,20 @@ pub struct Segmented<'c> {
     ranges_parts: Option<u64>,
     ranges_long: Option<(u64, u64)>,
     ranges_cap: Option<u64>,
+}
+
+/// What the error of bad CSR offsets says: what, and why.
+const OFFSETS_ERROR: (&str, &str) = ("segment offsets", "not non-decreasing, or the last is past the input");
+/// What the error of bad begin/end pairs says.
+const RANGES_ERROR: (&str, &str) = ("segment ranges", "a begin after its end, or an end past the input");
+
+/// Segments as begin/end addresses for the chunked path (CSR offsets:
+/// `offsets` and `offsets + 8`), and what their error says.
+#[derive(Clone, Copy)]
+struct Pairs {
+    begins: u64,
+    ends: u64,
+    what: (&'static str, &'static str),
 }
 
 /// The chunked path's sizes for one call: elements of a chunk, the
@@ -600,10 +622,12 @@ impl<'c> Segmented<'c> {
         self
     }
 
-    /// Whether CSR offsets take the chunked path (long segments in chunks
-    /// of a block each, short ones a warp each: [`policy::chunked`]
-    /// unless set, and never where [`Self::route_to_ranges`] was set): for
-    /// tests and measurements.
+    /// Whether CSR offsets and begin/end pairs take the chunked path
+    /// (long segments in chunks of a block each, short ones a warp each:
+    /// [`policy::chunked`] and [`policy::ranges_chunked`] unless set; for
+    /// offsets never where [`Self::route_to_ranges`] was set, for pairs
+    /// never where a form of the ranges kernel was, and only up to
+    /// [`policy::CHUNK_MAX_LEN`] elements): for tests and measurements.
     #[doc(hidden)]
     pub fn chunked(mut self, yes: bool) -> Self {
         self.chunked = Some(yes);
@@ -727,7 +751,8 @@ impl<'c> Segmented<'c> {
             && self.chunked.unwrap_or_else(|| self.route.is_none() && policy::chunked(n, segments))
             && let Some(sizes) = self.chunk_sizes::<T>(n, segments)
         {
-            return self.chunks::<T, Op>(x, n, offsets, segments, out, sizes, temp);
+            let pairs = Pairs { begins: offsets, ends: offsets + 8, what: OFFSETS_ERROR };
+            return self.chunks::<T, Op>(x, n, pairs, segments, out, sizes, temp);
         }
         let blocks = self.spine_blocks::<Op::Acc>(tiles);
         let used = records_used::<Op::Acc>(tiles, blocks);
@@ -869,26 +894,23 @@ impl<'c> Segmented<'c> {
                 let phase = if blocks == 1 { policy::SPINE_WHOLE } else { policy::SPINE_CHAINED };
                 run_spine(if short { phase | policy::SPINE_IF_NEEDED } else { phase }, blocks)?;
             }
-            if check {
-                self.errors(region.temp, "segment offsets", "not non-decreasing, or the last is past the input")
-            } else {
-                Ok(())
-            }
+            if check { self.errors(region.temp, OFFSETS_ERROR.0, OFFSETS_ERROR.1) } else { Ok(()) }
         };
         self.with_region(temp, used, launch)
     }
 
     /// The ranges kernel.
-    /// CSR offsets through the chunked path: a plan launch (a thread per
+    /// Segments through the chunked path: a plan launch (a thread per
     /// segment: chunk items for the long ones) and the work launch (a
     /// resident grid taking tickets: a block per chunk, then a warp per
-    /// short segment). `sizes` from [`Self::chunk_sizes`].
+    /// short segment). `sizes` from [`Self::chunk_sizes`]; `pairs` CSR
+    /// offsets (`offsets`, `offsets + 1`) or begin/end pairs.
     #[allow(clippy::too_many_arguments)]
     fn chunks<T: Scalar, Op: SegmentedOp<T>>(
         &self,
         x: u64,
         n: u64,
-        offsets: u64,
+        pairs: Pairs,
         segments: u64,
         out: u64,
         sizes: ChunkSizes,
@@ -904,11 +926,13 @@ impl<'c> Segmented<'c> {
         let launch = |region: Region| {
             self.clear_first(region)?;
             let args = [
-                Arg::Ptr(offsets),
+                Arg::Ptr(pairs.begins),
+                Arg::Ptr(pairs.ends),
                 segments.into(),
                 n.into(),
                 chunk.into(),
                 short.into(),
+                cap.into(),
                 Arg::Ptr(region.temp),
                 Arg::Ptr(region.spare),
                 (region.spare_bytes as u64 / 8).into(),
@@ -920,15 +944,16 @@ impl<'c> Segmented<'c> {
                 .max((region.spare_bytes as u64).div_ceil(policy::PLAN_CLEAR_BYTES))
                 .clamp(1, full) as u32;
             let cfg = LaunchConfig { grid, block: policy::CHUNKS_BLOCK, shared_bytes: 0 };
-            // SAFETY: offsets holds segments + 1 (checked by the caller),
-            // segments < 2^32; the region holds the layout of `cap` items,
-            // which bound what the plan writes, zeroed; spare the other
-            // half.
+            // SAFETY: begins and ends hold `segments` each (checked by
+            // the caller), segments < 2^32; the region holds the layout
+            // of `cap` items (the plan writes none past them), zeroed;
+            // spare the other half.
             unsafe { self.ctx.launch(plan.name, cfg, &args)? };
             let args = [
                 Arg::Ptr(x),
                 n.into(),
-                Arg::Ptr(offsets),
+                Arg::Ptr(pairs.begins),
+                Arg::Ptr(pairs.ends),
                 segments.into(),
                 Arg::Ptr(out),
                 chunk.into(),
@@ -941,15 +966,11 @@ impl<'c> Segmented<'c> {
             let grid = tickets.clamp(1, full) as u32;
             let shared_bytes = policy::chunks_smem_bytes::<Op::Acc>(policy::CHUNKS_BLOCK) as u32;
             let cfg = LaunchConfig { grid, block: policy::CHUNKS_BLOCK, shared_bytes };
-            // SAFETY: x holds n elements, offsets segments + 1, out
-            // segments; the region as the plan above left it, its ticket
-            // zero.
+            // SAFETY: x holds n elements, begins, ends and out
+            // `segments`; the region as the plan above left it, its
+            // ticket zero.
             unsafe { self.ctx.launch(work.name, cfg, &args)? };
-            if self.check {
-                self.errors(region.temp, "segment offsets", "not non-decreasing, or the last is past the input")
-            } else {
-                Ok(())
-            }
+            if self.check { self.errors(region.temp, pairs.what.0, pairs.what.1) } else { Ok(()) }
         };
         self.with_region(temp, used, launch)
     }
@@ -981,20 +1002,31 @@ impl<'c> Segmented<'c> {
             return Ok(());
         }
         let (x, b, e, out) = (input.view.addr(), begins.view.addr(), ends.view.addr(), output.view.addr());
+        // The warps of a full ranges grid (as many units as it holds).
+        let warps = self.ranges_warps();
+        // Long on average, and not so few that the ranges kernel cuts
+        // them into parts: the chunked path, as for offsets (where the
+        // pairs overlap so much that their chunks pass its room, a warp a
+        // pair: see `gpuprim_kernels::segmented::chunks`). H200, 2^24
+        // `i32` in 16 pairs of 2^20: 25.6 us in parts, 31.9 chunked.
+        if n <= policy::CHUNK_MAX_LEN
+            && self.chunked.unwrap_or_else(|| {
+                let forms = self.ranges_parts.is_none() && self.ranges_long.is_none() && self.ranges_cap.is_none();
+                forms && policy::ranges_chunked(n, segments) && policy::ranges_parts(n, segments, warps) < 2
+            })
+            && let Some(sizes) = self.chunk_sizes::<T>(n, segments)
+        {
+            let pairs = Pairs { begins: b, ends: e, what: RANGES_ERROR };
+            return self.chunks::<T, Op>(x, n, pairs, segments, out, sizes, temp);
+        }
         let check = self.check;
         let finish = |region: Region| {
-            if check {
-                self.errors(region.temp, "segment ranges", "a begin after its end, or an end past the input")
-            } else {
-                Ok(())
-            }
+            if check { self.errors(region.temp, RANGES_ERROR.0, RANGES_ERROR.1) } else { Ok(()) }
         };
         // Few long pairs: each cut into parts, a warp a part, then a
         // launch that joins the parts (their accumulators after the
         // status header). As many parts as the storage holds.
         let acc = size_of::<Op::Acc>() as u64;
-        // The warps of a full ranges grid (as many units as it holds).
-        let warps = self.ranges_warps();
         let mut parts = self.ranges_parts.unwrap_or_else(|| policy::ranges_parts(n, segments, warps));
         if let Some(t) = &temp {
             let half = ((t.bytes() / 2) & !15) as u64;

@@ -687,14 +687,74 @@ fn ranges_property<T: TestType, Op: TestOp<T>>(ctx: &Context, cases_n: u32) {
         let slotted = ctx.segmented().ranges_long(long, slot).ranges_table_cap(cap);
         slotted.reduce_ranges(&input, &begins, &ends, &mut out, Op::default()).map_err(fail)?;
         verify_all::<T, Op>(&x, &segs, &out.to_vec().map_err(fail)?)
-            .map_err(|e| TestCaseError::fail(format!("long {long}, slots of {slot}, {cap} of them: {e}")))
+            .map_err(|e| TestCaseError::fail(format!("long {long}, slots of {slot}, {cap} of them: {e}")))?;
+        // The chunked path, with short chunks: overlapping pairs may need
+        // more chunk items than it plans room for, and then take a warp
+        // each.
+        let (chunk, short) = (1 + rng.below(200), 1 + rng.below(300));
+        out.poison().map_err(fail)?;
+        let chunked = ctx.segmented().chunked(true).chunk_lens(chunk, short);
+        chunked.reduce_ranges(&input, &begins, &ends, &mut out, Op::default()).map_err(fail)?;
+        verify_all::<T, Op>(&x, &segs, &out.to_vec().map_err(fail)?)
+            .map_err(|e| TestCaseError::fail(format!("chunked, chunks of {chunk}, from {short}: {e}")))
     });
 }
 
+/// Begin/end pairs through the chunked path: the segments of random CSR
+/// offsets as pairs in a shuffled order (their chunks fit the plan's
+/// room), the same pairs each repeated three times, and the whole input
+/// 50 times (more items than the room: every pair then a warp); a bad
+/// pair refused.
+fn chunked_ranges<T: TestType, Op: TestOp<T>>(ctx: &Context, seed: u64) {
+    let n: usize = if ctx.backend() == BackendKind::Cuda { 1 << 22 } else { 40_000 };
+    let x = data::<T, Op>(n, seed);
+    let mut rng = Rng(seed ^ 991);
+    let mut segs: Vec<(usize, usize)> = Vec::new();
+    let mut at = 0;
+    while at < n {
+        let len = [0, 1, 7, 300, 2_000, 9_000][rng.below(6) as usize].min(n - at);
+        segs.push((at, at + len));
+        at += len.max(1);
+    }
+    for i in (1..segs.len()).rev() {
+        segs.swap(i, rng.below(i as u64 + 1) as usize);
+    }
+    let input = ctx.upload(&x).unwrap();
+    // The last set: the whole input 50 times, 50 times the room's items
+    // at chunks of 1000.
+    for (repeat, whole) in [(1, false), (3, false), (50, true)] {
+        let pairs: Vec<(usize, usize)> = if whole {
+            vec![(0, n); repeat]
+        } else {
+            segs.iter().flat_map(|&p| std::iter::repeat_n(p, repeat)).collect()
+        };
+        let begins: Vec<u64> = pairs.iter().map(|s| s.0 as u64).collect();
+        let ends: Vec<u64> = pairs.iter().map(|s| s.1 as u64).collect();
+        let mut out = ctx.alloc::<Op::Out>(pairs.len()).unwrap();
+        for seg in [ctx.segmented().chunked(true), ctx.segmented().chunked(true).chunk_lens(1000, 500)] {
+            out.poison().unwrap();
+            seg.reduce_ranges(&input, &begins, &ends, &mut out, Op::default()).unwrap();
+            verify_all::<T, Op>(&x, &pairs, &out.to_vec().unwrap())
+                .unwrap_or_else(|e| panic!("each pair {repeat} times: {e}"));
+        }
+    }
+    let (begins, ends) = (vec![0u64, 5, 3], vec![n as u64, 4, 9]);
+    let mut out = ctx.alloc::<Op::Out>(3).unwrap();
+    let r = ctx.segmented().chunked(true).reduce_ranges(&input, &begins, &ends, &mut out, Op::default());
+    assert!(matches!(r, Err(Error::InvalidInput { .. })), "{r:?}");
+}
+
+backend_test!(ranges_through_the_chunked_path, |ctx| {
+    chunked_ranges::<i32, Sum>(ctx, 21);
+    chunked_ranges::<f32, Max>(ctx, 22);
+    chunked_ranges::<u64, ArgMin>(ctx, 23);
+    chunked_ranges::<f64, ArgMax>(ctx, 24);
+});
+
 /// A few long begin/end pairs (overlapping, one empty, one the whole
-/// input), through the default plan, which cuts them into parts on a
-/// large enough input, and through explicit parts; the parts' storage
-/// reused from call to call.
+/// input), through the default plan (the chunked path: they are long on
+/// average) and through explicit parts; the storage reused from call to
+/// call.
 fn few_long_ranges<T: TestType, Op: TestOp<T>>(ctx: &Context, seed: u64) {
     let n: usize = if ctx.backend() == BackendKind::Cuda { 1 << 23 } else { 1 << 15 };
     let x = data::<T, Op>(n, seed);

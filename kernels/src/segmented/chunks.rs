@@ -1,5 +1,8 @@
-//! Offsets whose segments are long on average: each long segment in
-//! chunks of a block each, each short one a warp. No tiles, no spine.
+//! Segments that are long on average: each long segment in chunks of a
+//! block each, each short one a warp. No tiles, no spine. A segment is a
+//! `begins[s]..ends[s]` pair: CSR offsets pass `offsets` and `offsets + 1`,
+//! begin/end pairs their two arrays (any order, overlaps allowed: nothing
+//! here depends on how the segments lie).
 
 use super::{SegmentedReduction, policy};
 use crate::block::reduce::reduce as block_reduce;
@@ -15,9 +18,11 @@ const VEC: u64 = 16;
 
 /// The plan's header in `temp`, as `u32`s: the number of chunk items, the
 /// number of bad segments (byte 4, [`policy::error_count`], where every
-/// segmented kernel counts them), the work kernel's ticket.
+/// segmented kernel counts them), the work kernel's ticket, and whether
+/// the items overflowed the plan's room (not 0: see [`segmented_plan`]).
 const COUNT: usize = 0;
 const TICKET: usize = 2;
+const OVERFLOW: usize = 3;
 
 /// A chunk item: its segment and the index of the segment's first item,
 /// packed in a `u64` (both below 2^32: the host checks).
@@ -26,8 +31,8 @@ fn item(s: u64, first: u32) -> u64 {
     s | (first as u64) << 32
 }
 
-/// Plans the work of [`segmented_chunks`] over CSR offsets: a thread per
-/// segment (grid-stride); a segment of at least `short_len` elements
+/// Plans the work of [`segmented_chunks`] over the segments
+/// `begins[s]..ends[s]`: a thread per segment (grid-stride); a segment of at least `short_len` elements
 /// gets `ceil(len / chunk_len)` chunk items, placed by one atomic add per
 /// warp (so in no fixed order: each segment's items are consecutive, and
 /// what they compute does not depend on where they lie); the segment's
@@ -37,23 +42,33 @@ fn item(s: u64, first: u32) -> u64 {
 /// with `begin > end` or `end > n` is counted at byte 4 of `temp` and
 /// planned as empty.
 ///
+/// **Room.** The items are written only below `cap`. CSR offsets cannot
+/// need more than the host's bound (their lengths add up to at most
+/// `n`); begin/end pairs may overlap, so theirs can. A warp whose items
+/// would pass `cap` writes none of them and marks the header's overflow
+/// word, and then the work kernel takes no items at all: it gives every
+/// segment a warp (correct for any pairs, slower where they are long).
+///
 /// ```text
 /// lengths   5  40000  900  70000      (short_len 1024, chunk_len 16384)
 /// items     -  3      -    5          at base, base + 3 (any order)
 /// ```
 ///
 /// # Safety
-/// `offsets` holds `segments + 1` elements, `segments < 2^32`; `temp` the
-/// zeroed layout of [`policy::chunks_layout`] for `cap` items, at least
-/// the items planned (`n / chunk_len + min(segments, n / short_len) + 1`
-/// bounds them); `spare`/`spare_words` as in
+/// `begins` and `ends` hold `segments` elements, `segments < 2^32`; `temp` the
+/// zeroed layout of [`policy::chunks_layout`] for `cap < 2^32` items
+/// (for CSR offsets `n / chunk_len + min(segments, n / short_len) + 1`
+/// bounds the items); `spare`/`spare_words` as in
 /// [`super::flat::segmented_reduce`].
+#[allow(clippy::too_many_arguments)]
 pub unsafe fn segmented_plan<const B: u32>(
-    offsets: *const u64,
+    begins: *const u64,
+    ends: *const u64,
     segments: u64,
     n: u64,
     chunk_len: u64,
     short_len: u64,
+    cap: u64,
     temp: *mut u64,
     spare: *mut u64,
     spare_words: u64,
@@ -75,8 +90,8 @@ pub unsafe fn segmented_plan<const B: u32>(
     while base < segments {
         let s = base + lane as u64;
         let (a, e) = if s < segments {
-            // SAFETY: s + 1 <= segments.
-            unsafe { (global::load(offsets.add(s as usize)), global::load(offsets.add(s as usize + 1))) }
+            // SAFETY: s < segments.
+            unsafe { (global::load(begins.add(s as usize)), global::load(ends.add(s as usize))) }
         } else {
             (0, 0)
         };
@@ -94,6 +109,17 @@ pub unsafe fn segmented_plan<const B: u32>(
                 at = unsafe { atomic::add(header.add(COUNT), total) };
             }
             first = gpu_warp::shfl_idx(at, 0) + incl - chunks;
+            // The warp's items past the room (overlapping pairs): none of
+            // them written, the work kernel told (all lanes agree).
+            let end = gpu_warp::shfl_idx(at, 0) as u64 + total as u64;
+            if end > cap {
+                if lane == 0 {
+                    // SAFETY: the header's overflow word.
+                    unsafe { global::store(header.add(OVERFLOW), 1u32) };
+                }
+                base += stride;
+                continue;
+            }
         }
         // An item: the chunk's bounds, its segment and the segment's first
         // item and item count. A segment of a few chunks: its lane writes
@@ -166,14 +192,16 @@ pub unsafe fn segmented_plan<const B: u32>(
 /// 512 337 (77% of copy, 2.3x CUB), of 2^20 251 (102%, 1.40x CUB).
 ///
 /// # Safety
-/// `input` holds `n` elements, `offsets` `segments + 1`, `out` `segments`;
-/// `temp` as [`segmented_plan`] left it for the same arguments, its
+/// `input` holds `n` elements, `begins`, `ends` and `out` `segments`;
+/// `temp` as [`segmented_plan`] left it for the same arguments (after an
+/// overflow, its items are ignored), its
 /// ticket zero; dynamic shared memory [`policy::chunks_smem_bytes`].
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn segmented_chunks<R: SegmentedReduction, const B: u32, const V: usize>(
     input: *const R::In,
     n: u64,
-    offsets: *const u64,
+    begins: *const u64,
+    ends: *const u64,
     segments: u64,
     out: *mut R::Out,
     chunk_len: u64,
@@ -201,8 +229,11 @@ pub unsafe fn segmented_chunks<R: SegmentedReduction, const B: u32, const V: usi
     let words = smem.after::<u32>(policy::chunks_words_at::<R::Acc>(B));
     let short_len = Ord::max(short_len, 1);
     let tid = gpu::thread_idx();
-    // SAFETY: the header (the plan's count, written by the launch before).
-    let count = unsafe { global::load(header.add(COUNT)) } as u64;
+    // SAFETY: the header (the plan's count and overflow word, written by
+    // the launch before). After an overflow no item is taken: every
+    // segment gets a warp.
+    let overflow = unsafe { global::load(header.add(OVERFLOW)) } != 0;
+    let count = if overflow { 0 } else { unsafe { global::load(header.add(COUNT)) as u64 } };
     let batch = policy::SHORT_BATCH as u64;
     let total = count + segments.div_ceil(batch);
     let take = || -> u32 {
@@ -241,7 +272,7 @@ pub unsafe fn segmented_chunks<R: SegmentedReduction, const B: u32, const V: usi
             // SAFETY: t < count <= cap; the item's segment is valid and
             // at least short_len long (the plan).
             // The item's two halves in flight together: no load of the
-            // offsets before the chunk's own.
+            // segment bounds before the chunk's own.
             let ([lo, hi], [it, chunks]) = unsafe {
                 let at = items.add(4 * t as usize);
                 (global::load_vec::<u64, 2>(at), global::load_vec::<u64, 2>(at.add(2)))
@@ -299,13 +330,12 @@ pub unsafe fn segmented_chunks<R: SegmentedReduction, const B: u32, const V: usi
                 if s >= segments {
                     break;
                 }
-                // SAFETY: s + 1 <= segments.
-                let (b, e) =
-                    unsafe { (global::load(offsets.add(s as usize)), global::load(offsets.add(s as usize + 1))) };
+                // SAFETY: s < segments.
+                let (b, e) = unsafe { (global::load(begins.add(s as usize)), global::load(ends.add(s as usize))) };
                 // Bad pairs were counted by the plan; they give the
                 // identity, reading nothing.
                 let ok = b <= e && e <= n;
-                if ok && e - b >= short_len {
+                if ok && e - b >= short_len && !overflow {
                     continue;
                 }
                 let (b, e) = if ok { (b, e) } else { (0, 0) };

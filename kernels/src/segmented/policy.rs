@@ -529,6 +529,21 @@ pub const SHORT_BATCH: u32 = CHUNKS_BLOCK / 32 * SHORT_PER_WARP;
 pub const fn chunked(n: u64, segments: u64) -> bool {
     segments > 0 && segments < u32::MAX as u64 && n / segments >= ROUTE_MEAN[0]
 }
+/// The least `n / S` at which `S` begin/end pairs take the chunked path
+/// rather than the ranges kernel. H200, 2^28 `i32` sums: mixed lengths
+/// (1 to 2^16, a mean near 3900) 292 us through the ranges kernel, 271
+/// through the chunks as offsets; pairs of 512 259 us through the ranges
+/// kernel against 277 as offsets, so the pairs of a few hundred stay
+/// there; so do pairs few enough to be cut into parts
+/// ([`ranges_parts`]: 16 pairs of 2^20 at 2^24, 25.6 us in parts, 31.9
+/// chunked). (For pairs `n / S` is a guess at the mean: they need not
+/// cover the input.)
+pub const RANGES_CHUNKED_MEAN: u64 = 2048;
+/// Whether `S = segments` begin/end pairs over `n` elements take the
+/// chunked path ([`RANGES_CHUNKED_MEAN`]).
+pub const fn ranges_chunked(n: u64, segments: u64) -> bool {
+    segments > 0 && segments < u32::MAX as u64 && n / segments >= RANGES_CHUNKED_MEAN
+}
 /// The longest chunk, and the longest segment a warp takes alone, on the
 /// chunked path (elements): the work kernel counts an element's offset
 /// from its chunk's start in 32 bits.
