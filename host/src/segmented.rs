@@ -1015,6 +1015,9 @@ impl<'c> Segmented<'c> {
                 forms && policy::ranges_chunked(n, segments) && policy::ranges_parts(n, segments, warps) < 2
             })
             && let Some(sizes) = self.chunk_sizes::<T>(n, segments)
+            // A pair has at most n / chunk + 1 items, and the plan adds a
+            // warp's 32 pairs' items in 32 bits.
+            && n / sizes.chunk < 1 << 26
         {
             let pairs = Pairs { begins: b, ends: e, what: RANGES_ERROR };
             return self.chunks::<T, Op>(x, n, pairs, segments, out, sizes, temp);
