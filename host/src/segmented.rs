@@ -899,7 +899,6 @@ impl<'c> Segmented<'c> {
         self.with_region(temp, used, launch)
     }
 
-    /// The ranges kernel.
     /// Segments through the chunked path: a plan launch (a thread per
     /// segment: chunk items for the long ones) and the work launch (a
     /// resident grid taking tickets: a block per chunk, then a warp per
@@ -975,6 +974,8 @@ impl<'c> Segmented<'c> {
         self.with_region(temp, used, launch)
     }
 
+    /// Begin/end pairs: the chunked path where they are long on average,
+    /// else the ranges kernel in one of its forms.
     fn ranges<T: Scalar, Op: SegmentedOp<T>>(
         &self,
         input: &(impl DeviceInput<T> + ?Sized),
@@ -1002,8 +1003,10 @@ impl<'c> Segmented<'c> {
             return Ok(());
         }
         let (x, b, e, out) = (input.view.addr(), begins.view.addr(), ends.view.addr(), output.view.addr());
-        // The warps of a full ranges grid (as many units as it holds).
+        // The warps of a full ranges grid (as many units as it holds), and
+        // the parts each pair would be cut into by default.
         let warps = self.ranges_warps();
+        let default_parts = policy::ranges_parts(n, segments, warps);
         // Long on average, and not so few that the ranges kernel cuts
         // them into parts: the chunked path, as for offsets (where the
         // pairs overlap so much that their chunks pass its room, a warp a
@@ -1012,7 +1015,7 @@ impl<'c> Segmented<'c> {
         if n <= policy::CHUNK_MAX_LEN
             && self.chunked.unwrap_or_else(|| {
                 let forms = self.ranges_parts.is_none() && self.ranges_long.is_none() && self.ranges_cap.is_none();
-                forms && policy::ranges_chunked(n, segments) && policy::ranges_parts(n, segments, warps) < 2
+                forms && policy::ranges_chunked(n, segments) && default_parts < 2
             })
             && let Some(sizes) = self.chunk_sizes::<T>(n, segments)
             // A pair has at most n / chunk + 1 items, and the plan adds a
@@ -1030,7 +1033,7 @@ impl<'c> Segmented<'c> {
         // launch that joins the parts (their accumulators after the
         // status header). As many parts as the storage holds.
         let acc = size_of::<Op::Acc>() as u64;
-        let mut parts = self.ranges_parts.unwrap_or_else(|| policy::ranges_parts(n, segments, warps));
+        let mut parts = self.ranges_parts.unwrap_or(default_parts);
         if let Some(t) = &temp {
             let half = ((t.bytes() / 2) & !15) as u64;
             parts = parts.min(half.saturating_sub(RANGES_STATUS as u64) / segments.saturating_mul(acc));
@@ -1082,7 +1085,7 @@ impl<'c> Segmented<'c> {
         // room: the ranges kernel lists them, one more launch walks the
         // slots (the last slot in of a pair joins the pair's).
         let (long, slot) = self.ranges_long.unwrap_or_else(|| {
-            let slot = policy::ranges_slot(n, self.ranges_warps());
+            let slot = policy::ranges_slot(n, warps);
             (slot, slot)
         });
         let mut cap =
