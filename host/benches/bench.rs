@@ -27,7 +27,7 @@
 //!   ours (above 1: gpuprim is faster).
 //! * The select, by_key and segmented groups make their own inputs (values
 //!   0..=2000 at 0%, 50%, 100% selected; u64 keys in runs of 1, 8, 1000;
-//!   segments of 2^4, 2^9, 2^20 and mixed lengths: `cases/data.rs`), count
+//!   segments of 4 to 2^20 and mixed lengths: `cases/data.rs`), count
 //!   GB/s as (bytes read + bytes actually written) / median time, and are
 //!   compared with their **copy-equivalent**: a device copy moving as many
 //!   bytes, timed in the same run (`pct_of_copy` = its time / ours). Each

@@ -624,6 +624,21 @@ fn check_segmented<T: Elem>(ctx: &Context, n: usize, seed: u64) -> Res {
                 .map_err(|m| format!("segmented_reduce_fixed({len}) through the ranges kernel, segment {s}: {m}"))?;
         }
     }
+    // CSR offsets short on average (argmin takes them to the ranges
+    // kernel's windows below; sums stay on the short tile kernel).
+    {
+        let (xs, offsets) = window_case::<T>(seed);
+        let input = ctx.upload(&xs).map_err(e)?;
+        let segments = offsets.len() - 1;
+        let mut out = ctx.alloc::<T>(segments).map_err(e)?;
+        ctx.segmented_reduce(&input, &offsets[..], &mut out, SegSum).map_err(e)?;
+        let got = out.to_vec().map_err(e)?;
+        for s in 0..segments {
+            let part = &xs[offsets[s] as usize..offsets[s + 1] as usize];
+            check_total(got[s], sum_terms(part), 0.0)
+                .map_err(|m| format!("segmented_reduce, short on average, segment {s}: {m}"))?;
+        }
+    }
     // Begin/end pairs (mixed segments, in reverse order): a warp or a lane
     // a pair, each pair cut into parts joined by a second launch, and the
     // pairs longer than 64 listed in a slot table (slots of 32, shared by
@@ -678,7 +693,44 @@ fn check_segmented_argmin<T: Elem>(ctx: &Context, n: usize, seed: u64) -> Res {
             }
         }
     }
+    // Short on average: the ranges kernel's windows by default.
+    let (xs, offsets) = window_case::<T>(seed);
+    let xs: Vec<T> = xs.iter().map(|x| T::from_f64((x.bits() % 64) as f64)).collect();
+    let input = ctx.upload(&xs).map_err(e)?;
+    let segments = offsets.len() - 1;
+    let mut out = ctx.alloc::<u64>(segments).map_err(e)?;
+    ctx.segmented_reduce(&input, &offsets[..], &mut out, SegArgMin).map_err(e)?;
+    let got = out.to_vec().map_err(e)?;
+    for s in 0..segments {
+        let (a, b) = (offsets[s] as usize, offsets[s + 1] as usize);
+        let want = (a..b).fold(None, |best: Option<usize>, i| match best {
+            Some(j) if xs[j] <= xs[i] => Some(j),
+            _ => Some(i),
+        });
+        let want = want.map_or(u64::MAX, |i| i as u64);
+        if got[s] != want {
+            return Err(format!("segmented argmin, short on average, segment {s} ({a}..{b}): {} != {want}", got[s]));
+        }
+    }
     Ok(())
+}
+
+/// An input of 2^22 elements and CSR offsets over it in segments of 0 to
+/// 34 elements (mean 17: argmin's route to the ranges kernel's windows, a
+/// warp's 32 segments staged in its shared memory, enough of them that
+/// its warps take 32 a lane each).
+fn window_case<T: Elem>(seed: u64) -> (Vec<T>, Vec<u64>) {
+    let big = 1usize << 22;
+    let mut offsets = vec![0u64];
+    for k in 0.. {
+        let at = offsets.last().unwrap() + splitmix64(seed ^ 0x5151 ^ k) % 35;
+        if at >= big as u64 {
+            break;
+        }
+        offsets.push(at);
+    }
+    offsets.push(big as u64);
+    (data::<T>(big, seed ^ 17), offsets)
 }
 
 /// The offsets and plans the segmented checks run: over

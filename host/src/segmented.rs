@@ -117,10 +117,17 @@
 //! with no wait, whether the warp-per-segment kernel or the flat ones do
 //! the work (the others return at once); one warp streams a segment of
 //! 512 with no tile machinery (an H100 at 2^28: 100% of copy against 85%).
-//! Fixed lengths of 128 to 4096, and of 16 for 4-byte elements (a warp's
-//! 32 segments fill its window: 309 us at 2^28 `i32`, 88% of copy, against
-//! the short kernel's 326.5), go there directly (one launch: the length is
-//! known on the host).
+//! Fixed lengths of 128 to 4096, and of 16 to 32 for 4-byte elements (a
+//! warp's 32 segments fill a window sized for them: at 2^28 `i32`, 16 in
+//! 304 us, 90% of copy, against the short kernel's 326.5; 32 in 289 us,
+//! 91%, against 309), go there directly (one launch: the length is known
+//! on the host). So do CSR offsets under argmin and argmax whose mean
+//! segment is 4 to 32 elements, as begin/end pairs (`offsets`,
+//! `offsets + 1`) with windows of up to 4 KiB: at 2^28 `i32`, segments
+//! of 16 in 536 us against the flat kernel's 621, random lengths 0 to 32
+//! in 925 against 2079. Sums over such offsets stay on the short tile
+//! kernel: a lane sums its own segment from the window, so a warp takes
+//! as long as its longest, and random lengths ran 15% slower that way.
 //! Float results of those segments then follow that kernel's order
 //! (strided over the warp's lanes, then across them; on the chunked path
 //! strided over a block's threads within each chunk, then the chunks in
@@ -243,6 +250,7 @@ pub struct Segmented<'c> {
     ranges_parts: Option<u64>,
     ranges_long: Option<(u64, u64)>,
     ranges_cap: Option<u64>,
+    ranges_window: Option<u64>,
 }
 
 /// What the error of bad CSR offsets says: what, and why.
@@ -250,13 +258,15 @@ const OFFSETS_ERROR: (&str, &str) = ("segment offsets", "not non-decreasing, or 
 /// What the error of bad begin/end pairs says.
 const RANGES_ERROR: (&str, &str) = ("segment ranges", "a begin after its end, or an end past the input");
 
-/// Segments as begin/end addresses for the chunked path (CSR offsets:
-/// `offsets` and `offsets + 8`), and what their error says.
+/// Segments as begin/end addresses for the chunked path and the ranges
+/// kernel (CSR offsets: `offsets` and `offsets + 8`), what their error
+/// says, and the elements of a warp's window in the ranges kernel.
 #[derive(Clone, Copy)]
 struct Pairs {
     begins: u64,
     ends: u64,
     what: (&'static str, &'static str),
+    window: u64,
 }
 
 /// The chunked path's sizes for one call: elements of a chunk, the
@@ -317,6 +327,7 @@ impl Context {
             ranges_parts: None,
             ranges_long: None,
             ranges_cap: None,
+            ranges_window: None,
         }
     }
 
@@ -611,6 +622,28 @@ impl<'c> Segmented<'c> {
         self
     }
 
+    /// Bytes of a warp's window of shared memory in the ranges kernel
+    /// (rounded down to 32 elements, at least 32, at most
+    /// [`policy::RANGES_WINDOW_MAX_BYTES`]; by default
+    /// [`policy::RANGES_WINDOW_BYTES`] for begin/end pairs, and sized by
+    /// [`policy::ranges_window_for`] for fixed lengths and CSR offsets):
+    /// for tests and measurements.
+    #[doc(hidden)]
+    pub fn ranges_window(mut self, bytes: u64) -> Self {
+        self.ranges_window = Some(bytes);
+        self
+    }
+
+    /// The window (elements of `T`) of a ranges launch: `default` unless
+    /// set on the builder.
+    fn window<T>(&self, default: u64) -> u64 {
+        let size = size_of::<T>() as u64;
+        match self.ranges_window {
+            Some(bytes) => (bytes.min(policy::RANGES_WINDOW_MAX_BYTES as u64) / size / 32).max(1) * 32,
+            None => default,
+        }
+    }
+
     /// Whether CSR offsets are counted first and their segments reduced by
     /// the one-warp-per-segment kernel when they suit it
     /// ([`policy::route_considered`] unless set), and whether fixed lengths
@@ -747,11 +780,21 @@ impl<'c> Segmented<'c> {
         }
         let x = input.view.addr();
         let out = output.view.addr();
+        // Short on average: a warp's 32 segments in its window of shared
+        // memory, through the ranges kernel as begin/end pairs (unless a
+        // kernel or path was chosen on the builder).
+        let chosen = self.route.is_some() || self.chunked.is_some() || self.short.is_some();
+        if offsets != 0 && !chosen && policy::offsets_to_ranges(n, segments, !plain) {
+            let window = self.window::<T>(policy::ranges_window_for(n / segments, size_of::<T>(), false));
+            let pairs = Pairs { begins: offsets, ends: offsets + 8, what: OFFSETS_ERROR, window };
+            return self.pairs::<T, Op>(x, n, pairs, segments, out, temp);
+        }
         if offsets != 0
             && self.chunked.unwrap_or_else(|| self.route.is_none() && policy::chunked(n, segments))
             && let Some(sizes) = self.chunk_sizes::<T>(n, segments)
         {
-            let pairs = Pairs { begins: offsets, ends: offsets + 8, what: OFFSETS_ERROR };
+            let window = self.window::<T>(policy::ranges_window(size_of::<T>()));
+            let pairs = Pairs { begins: offsets, ends: offsets + 8, what: OFFSETS_ERROR, window };
             return self.chunks::<T, Op>(x, n, pairs, segments, out, sizes, temp);
         }
         let blocks = self.spine_blocks::<Op::Acc>(tiles);
@@ -810,6 +853,7 @@ impl<'c> Segmented<'c> {
                             out,
                             at,
                             NO_TABLE,
+                            self.window::<T>(policy::ranges_window(size_of::<T>())),
                         )?
                     };
                     at
@@ -974,8 +1018,7 @@ impl<'c> Segmented<'c> {
         self.with_region(temp, used, launch)
     }
 
-    /// Begin/end pairs: the chunked path where they are long on average,
-    /// else the ranges kernel in one of its forms.
+    /// Begin/end pairs, checked for their lengths ([`Self::pairs`]).
     fn ranges<T: Scalar, Op: SegmentedOp<T>>(
         &self,
         input: &(impl DeviceInput<T> + ?Sized),
@@ -989,8 +1032,6 @@ impl<'c> Segmented<'c> {
         let (begins, ends) = (begins.input(self.ctx)?, ends.input(self.ctx)?);
         let output = output.output(self.ctx)?;
         let (n, segments) = (input.view.len() as u64, output.view.len() as u64);
-        let what = Instance::of(T::NAME).op(Op::NAME);
-        let task = || format!("segmented `{}` on `{}` over begin/end ranges", Op::NAME, T::NAME);
         for (what, got) in [("segment begins", begins.view.len()), ("segment ends", ends.view.len())] {
             if got as u64 != segments {
                 return Err(Error::LengthMismatch { what, expected: segments as usize, got });
@@ -1002,7 +1043,28 @@ impl<'c> Segmented<'c> {
         if segments == 0 {
             return Ok(());
         }
-        let (x, b, e, out) = (input.view.addr(), begins.view.addr(), ends.view.addr(), output.view.addr());
+        let (x, out) = (input.view.addr(), output.view.addr());
+        let window = self.window::<T>(policy::ranges_window(size_of::<T>()));
+        let pairs = Pairs { begins: begins.view.addr(), ends: ends.view.addr(), what: RANGES_ERROR, window };
+        self.pairs::<T, Op>(x, n, pairs, segments, out, temp)
+    }
+
+    /// Begin/end pairs at device addresses (`segments` of each, at least
+    /// one; `out` holds `segments`): the chunked path where they are long
+    /// on average, else the ranges kernel in one of its forms; bad pairs
+    /// reported as `pairs.what` says.
+    fn pairs<T: Scalar, Op: SegmentedOp<T>>(
+        &self,
+        x: u64,
+        n: u64,
+        pairs: Pairs,
+        segments: u64,
+        out: u64,
+        temp: Option<&mut SegmentedTemp>,
+    ) -> Result<()> {
+        let what = Instance::of(T::NAME).op(Op::NAME);
+        let task = || format!("segmented `{}` on `{}` over begin/end ranges", Op::NAME, T::NAME);
+        let (b, e) = (pairs.begins, pairs.ends);
         // The warps of a full ranges grid (as many units as it holds), and
         // the parts each pair would be cut into by default.
         let warps = self.ranges_warps();
@@ -1022,13 +1084,10 @@ impl<'c> Segmented<'c> {
             // warp's 32 pairs' items in 32 bits.
             && n / sizes.chunk < 1 << 26
         {
-            let pairs = Pairs { begins: b, ends: e, what: RANGES_ERROR };
             return self.chunks::<T, Op>(x, n, pairs, segments, out, sizes, temp);
         }
         let check = self.check;
-        let finish = |region: Region| {
-            if check { self.errors(region.temp, RANGES_ERROR.0, RANGES_ERROR.1) } else { Ok(()) }
-        };
+        let finish = |region: Region| if check { self.errors(region.temp, pairs.what.0, pairs.what.1) } else { Ok(()) };
         // Few long pairs: each cut into parts, a warp a part, then a
         // launch that joins the parts (their accumulators after the
         // status header). As many parts as the storage holds.
@@ -1108,7 +1167,21 @@ impl<'c> Segmented<'c> {
             // `segments` each (checked above); the region's 16 bytes
             // zeroed, then the table's counter (`used` covers the table);
             // no route.
-            unsafe { self.launch_ranges::<T>(kernel.name, self.block, region, x, n, segs, segments, out, 0, slots)? };
+            unsafe {
+                self.launch_ranges::<T>(
+                    kernel.name,
+                    self.block,
+                    region,
+                    x,
+                    n,
+                    segs,
+                    segments,
+                    out,
+                    0,
+                    slots,
+                    pairs.window,
+                )?
+            };
             if let Some(k) = &slots_kernel {
                 let args = [
                     Arg::Ptr(x),
@@ -1146,6 +1219,7 @@ impl<'c> Segmented<'c> {
         let what = Instance::of(T::NAME).op(Op::NAME);
         let task = || format!("segmented `{}` on `{}` of a fixed length", Op::NAME, T::NAME);
         let kernel = Family("segmented_ranges").get(self.ctx, what, policy::RANGES_BLOCK, task)?;
+        let window = self.window::<T>(policy::ranges_window_for(seg_len, size_of::<T>(), true));
         let launch = |region: Region| {
             self.clear_first(region)?;
             let segs = RangesSegs::Fixed(seg_len);
@@ -1164,6 +1238,7 @@ impl<'c> Segmented<'c> {
                     out,
                     0,
                     NO_TABLE,
+                    window,
                 )
             }
         };
@@ -1193,7 +1268,8 @@ impl<'c> Segmented<'c> {
     /// Launch the ranges kernel `name` (blocks of `block`, one warp per
     /// segment, at most [`policy::RANGES_BLOCKS_PER_SM`] blocks a
     /// multiprocessor and no more than fit there at once, grid-stride
-    /// beyond; a window of shared memory a warp for elements of `T`) over
+    /// beyond; a window of `window` elements of `T` a warp in shared
+    /// memory, a multiple of 32) over
     /// `segments` segments of the `n` elements at `x` into `out`, its
     /// status in `region`, the route's counts at `route` (0: none).
     ///
@@ -1215,8 +1291,9 @@ impl<'c> Segmented<'c> {
         out: u64,
         route: u64,
         table: Table,
+        window: u64,
     ) -> Result<()> {
-        let shared_bytes = policy::ranges_smem_bytes(block, size_of::<T>()) as u32;
+        let shared_bytes = policy::ranges_smem_bytes(block, size_of::<T>(), window) as u32;
         // The kernel's registers depend on the type and operator (32 to
         // 48 a thread): a grid of more blocks than fit at once would leave
         // the last ones to run alone.
@@ -1242,6 +1319,7 @@ impl<'c> Segmented<'c> {
             table.cap.into(),
             table.long.into(),
             table.slot.into(),
+            window.into(),
         ];
         let cfg = LaunchConfig { grid, block, shared_bytes };
         // SAFETY: the caller's contract; spare is the region's other half.

@@ -880,8 +880,9 @@ backend_test!(many_ranges_of_mixed_lengths, |ctx| {
 /// ranges kernel then stages the window with coalesced loads and each lane
 /// sums its pair from it): lengths 0 to 16, now and then a gap, a pair
 /// that overlaps the one before, a run of pairs in falling order, pairs
-/// of up to 32 (a window too long: each lane reads its own) and one long
-/// pair (walked by the warp after its short ones).
+/// of up to 32, now and then a gap of 1000 or more (the warp's span passes
+/// its window: each lane reads its own) and one long pair (walked by the
+/// warp after its short ones).
 fn short_ranges_side_by_side<T: TestType, Op: TestOp<T>>(ctx: &Context, seed: u64) {
     let warps = ranges_warps(ctx);
     let s = 32 * warps + 77;
@@ -898,6 +899,8 @@ fn short_ranges_side_by_side<T: TestType, Op: TestOp<T>>(ctx: &Context, seed: u6
         };
         if rng.below(40) == 0 {
             at += rng.below(100) as usize;
+        } else if rng.below(150) == 0 {
+            at += 1000 + rng.below(1000) as usize;
         }
         let b = if rng.below(30) == 0 { at.saturating_sub(rng.below(8) as usize) } else { at };
         segs.push((b, b + len));
@@ -914,11 +917,14 @@ fn short_ranges_side_by_side<T: TestType, Op: TestOp<T>>(ctx: &Context, seed: u6
     let input = ctx.upload(&x).unwrap();
     let mut out = ctx.alloc::<Op::Out>(s).unwrap();
     out.poison().unwrap();
-    ctx.segmented().reduce_ranges(&input, &begins, &ends, &mut out, Op::default()).unwrap();
-    verify_all::<T, Op>(&x, &segs, &out.to_vec().unwrap()).unwrap_or_else(|e| panic!("{s} short ranges: {e}"));
-    // The same through fixed lengths of 1 to 16 (the ranges kernel's
-    // window holds a warp's 32 segments).
-    let len = 1 + (seed % 16) as usize;
+    for seg in [ctx.segmented(), ctx.segmented().ranges_window(policy::RANGES_WINDOW_MAX_BYTES as u64)] {
+        out.poison().unwrap();
+        seg.reduce_ranges(&input, &begins, &ends, &mut out, Op::default()).unwrap();
+        verify_all::<T, Op>(&x, &segs, &out.to_vec().unwrap()).unwrap_or_else(|e| panic!("{s} short ranges: {e}"));
+    }
+    // The same through fixed lengths of 1 to 32 (the ranges kernel's
+    // window sized to hold a warp's 32 segments, up to its most bytes).
+    let len = 1 + (seed * 7 % 32) as usize;
     let segments = n.div_ceil(len);
     let mut fixed = ctx.alloc::<Op::Out>(segments).unwrap();
     fixed.poison().unwrap();
@@ -933,6 +939,103 @@ backend_test!(short_ranges_side_by_side_in_windows, |ctx| {
     short_ranges_side_by_side::<u32, ArgMin>(ctx, 3);
     short_ranges_side_by_side::<f64, Max>(ctx, 4);
     short_ranges_side_by_side::<i64, Sum>(ctx, 16);
+});
+
+/// CSR offsets short on average, which the default plan sends to the
+/// ranges kernel as begin/end pairs under argmin and argmax (`offsets`,
+/// `offsets + 1`; a warp's 32 segments staged in its window of shared
+/// memory): lengths around
+/// `mean`, some empty, a stretch of longer ones whose warps' spans pass
+/// the window (each lane reads its own), a few of 3000 (walked by the
+/// warp, or listed in the slot table) and, where `seed` is odd, an input
+/// view that starts one element into its buffer. Checked against the CPU,
+/// and the same offsets through the tile kernels.
+fn offsets_in_windows<T: TestType, Op: TestOp<T>>(ctx: &Context, mean: u64, seed: u64) {
+    let mut rng = Rng(seed ^ 0xC5A);
+    let segments = 32 * ranges_warps(ctx) + 3001;
+    let mut offsets = vec![rng.below(40)];
+    for k in 0..segments {
+        let len = if k % 1499 == 700 {
+            3000
+        } else if (1000..1100).contains(&k) {
+            2 * mean + rng.below(2 * mean)
+        } else if rng.below(10) == 0 {
+            0
+        } else {
+            rng.below(2 * mean + 1)
+        };
+        offsets.push(offsets.last().unwrap() + len);
+    }
+    let n = *offsets.last().unwrap() as usize + rng.below(8) as usize;
+    assert!(
+        policy::offsets_to_ranges(n as u64, segments as u64, true),
+        "mean {} is not routed to the window",
+        n / segments
+    );
+    let x = data::<T, Op>(n, seed);
+    let lead = (seed % 2) as usize;
+    run_offsets_after::<T, Op>(ctx, &ctx.segmented(), &x, &offsets, lead)
+        .unwrap_or_else(|e| panic!("mean {mean}, through the window: {e}"));
+    run_offsets_after::<T, Op>(ctx, &ctx.segmented().route_to_ranges(false), &x, &offsets, lead)
+        .unwrap_or_else(|e| panic!("mean {mean}, through the tiles: {e}"));
+    // Windows of 32 elements (most warps' spans pass them) and of the most
+    // bytes.
+    for bytes in [32 * size_of::<T>() as u64, policy::RANGES_WINDOW_MAX_BYTES as u64] {
+        run_offsets_after::<T, Op>(ctx, &ctx.segmented().ranges_window(bytes), &x, &offsets, lead)
+            .unwrap_or_else(|e| panic!("mean {mean}, windows of {bytes} bytes: {e}"));
+    }
+}
+
+backend_test!(offsets_short_on_average_through_windows, |ctx| {
+    offsets_in_windows::<i32, ArgMin>(ctx, 16, 1);
+    offsets_in_windows::<f32, ArgMax>(ctx, 24, 2);
+    offsets_in_windows::<u64, ArgMax>(ctx, 6, 3);
+    offsets_in_windows::<i32, ArgMin>(ctx, 20, 5);
+    offsets_in_windows::<u32, ArgMin>(ctx, 4, 6);
+    offsets_in_windows::<f64, ArgMax>(ctx, 9, 7);
+    offsets_in_windows::<i64, ArgMin>(ctx, 16, 8);
+    offsets_in_windows::<f32, ArgMin>(ctx, 28, 9);
+    offsets_in_windows::<i32, ArgMax>(ctx, 12, 10);
+});
+
+// Offsets short on average under argmin (the ranges kernel's route) out
+// of order or past the input are refused with the offsets' error;
+// unchecked, the call returns and good segments still come out right.
+backend_test!(offsets_in_windows_bad_ones_are_refused, |ctx| {
+    let segments = 32 * ranges_warps(ctx) + 100;
+    let mut rng = Rng(77);
+    let mut good = vec![0u64];
+    for _ in 0..segments {
+        good.push(good.last().unwrap() + 16 + rng.below(9));
+    }
+    let n = *good.last().unwrap() as usize;
+    let x = data::<i32, ArgMin>(n, 12);
+    let input = ctx.upload(&x).unwrap();
+    let mut out = ctx.alloc::<u64>(segments).unwrap();
+    assert!(policy::offsets_to_ranges(n as u64, segments as u64, true));
+    let mut falling = good.clone();
+    falling[segments / 2] = falling[segments / 2 + 1] + 1;
+    let mut past = good.clone();
+    past[segments - 7] = n as u64 + 1;
+    for (what, offsets) in [("falling", &falling), ("past the end", &past)] {
+        let offs = ctx.upload(&offsets[..]).unwrap();
+        match ctx.segmented().reduce(&input, &offs, &mut out, ArgMin) {
+            Err(Error::InvalidInput { what: w, .. }) => assert_eq!(w, "segment offsets", "{what}"),
+            other => panic!("{what}: {other:?}"),
+        }
+        // Unchecked: no wait, no error, and the segments away from the bad
+        // offset are right.
+        out.poison().unwrap();
+        ctx.segmented().check(false).reduce(&input, &offs, &mut out, ArgMin).unwrap();
+        let got = out.to_vec().unwrap();
+        let bad = if what == "falling" { segments / 2 - 1..segments / 2 + 1 } else { segments - 8..segments - 6 };
+        for s in (0..segments).filter(|s| !bad.contains(s)) {
+            let start = offsets[s] as usize;
+            let r = start..offsets[s + 1] as usize;
+            <ArgMin as TestOp<i32>>::verify(&x[r], start, got[s])
+                .unwrap_or_else(|e| panic!("{what}: segment {s}: {e}"));
+        }
+    }
 });
 
 backend_test!(temp_storage_reused_and_unchecked_calls, |ctx| {

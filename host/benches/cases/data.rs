@@ -16,6 +16,7 @@
 //! | [`DataKey::Flags`]`(t)` | those values, and `flags[i] = (vals[i] < t) as u8` |
 //! | [`DataKey::Runs`]`(L)` | run `r = i / L`; `keys[i]` (u64) = `mix64(r ^ seed) & !1 \| r & 1` (neighbouring runs differ in bit 0); `runs[i]` (`T`) = `h % 1000` for even `r`, `1000 + h % 1001` for odd `r` with `h = mix64(r ^ seed ^ 1)` (neighbours differ); `vals` random |
 //! | [`DataKey::Segments`] | `vals` random; `offsets` (u64, CSR: starts then n): fixed lengths `L`, or mixed lengths (segment `s`: `h = mix64(s ^ seed)`, `e = (h & 255) % 17`, length `1 + (h >> 8) % 2^e`, so 1..=2^16, log-uniform-ish; the last is cut at n) |
+//! | [`DataKey::RandomSegments`]`(L)` | `vals` random; `offsets` (u64, CSR): segment `s` of length `mix64(s ^ seed) % (2L + 1)` (0..=2L, mean L; the last cut at n) |
 //!
 //! Seeds: `SEED ^ (log2_n << 8) ^ ty ^ (tag << 32) ^ (param << 40)` with
 //! tag 1 for the values (the same for every threshold), 2 for runs (param
@@ -57,6 +58,8 @@ pub(crate) enum DataKey {
     Runs(u64),
     /// Random values in segments of `L` elements (`None`: mixed lengths).
     Segments(Option<u64>),
+    /// Random values in segments of random lengths 0..=2L.
+    RandomSegments(u64),
 }
 
 impl DataKey {
@@ -66,6 +69,7 @@ impl DataKey {
             DataKey::Values | DataKey::Flags(_) => (1u64, 0u64, ty as u64),
             DataKey::Runs(l) => (2, l, 0),
             DataKey::Segments(l) => (3, l.unwrap_or(0), 0),
+            DataKey::RandomSegments(l) => (4, l, 0),
         };
         SEED ^ (u64::from(k) << 8) ^ ty ^ (tag << 32) ^ (param << 40)
     }
@@ -113,6 +117,16 @@ pub(crate) fn segment_offsets(key: DataKey, n: usize, seed: u64) -> Vec<u64> {
         DataKey::Segments(Some(len)) => {
             let segs = n.div_ceil(len.max(1));
             (0..=segs).map(|s| (s * len).min(n)).collect()
+        }
+        DataKey::RandomSegments(len) => {
+            let mut offsets = vec![0u64];
+            let (mut at, mut s) = (0u64, 0u64);
+            while at < n {
+                at = (at + mix64(s ^ seed) % (2 * len + 1)).min(n);
+                offsets.push(at);
+                s += 1;
+            }
+            offsets
         }
         _ => {
             let mut offsets = vec![0u64];
@@ -173,7 +187,7 @@ impl<T: Elem> DataSet<T> {
                 });
                 random_data(n, input_seed(T::TY, k))
             }
-            DataKey::Segments(_) => {
+            DataKey::Segments(_) | DataKey::RandomSegments(_) => {
                 offsets = segment_offsets(key, n, seed);
                 random_data(n, input_seed(T::TY, k))
             }

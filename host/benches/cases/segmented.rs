@@ -1,6 +1,7 @@
 //! The segmented group: `segmented_reduce` (sum) and `segmented_argmin`
-//! over CSR offsets (u64), with segments of 2^4, 2^9 and 2^20 elements and
-//! of mixed lengths (1..=2^16, see [`super::data`]); the stream-ordered
+//! over CSR offsets (u64), with segments of 2^4, 2^9 and 2^20 elements (the
+//! issue's; also 4, 8 and 32), of random lengths 0..=32 (`rand16`) and of
+//! mixed lengths (1..=2^16, see [`super::data`]); the stream-ordered
 //! `reduce_with_temp` with the offsets' check off (`check(false)`: no host
 //! wait, as CUB, which checks nothing) and temporary storage made once per
 //! size. `segmented_ranges` is the sum over the same segments given as
@@ -10,11 +11,14 @@
 //! `segmented_fixed` is the sum over the same fixed lengths given as a
 //! length (`reduce_fixed_with_temp`: no offsets read; at 2^4 and 2^9 the
 //! warp-per-segment kernel), `segmented_fixed_flat` the same through the
-//! flat kernel; CUB's twin is its sum over the offsets. At 2^4,
+//! flat kernel; CUB's twin is its sum over the offsets. At 2^4 and 32,
 //! `segmented_fixed_short` is the fixed length through the short tile
-//! kernel (the default takes the ranges kernel there for 4-byte types) and
-//! `segmented_argmin_ranges` argmin over the offsets as begin/end pairs
-//! (no CUB twins).
+//! kernel (the default takes the ranges kernel there for 4-byte types);
+//! at 2^4 `segmented_argmin_ranges` is argmin over the offsets as
+//! begin/end pairs (CUB's twins: its sum and argmin over the offsets).
+//! Segments of 4, 8 and 32 and random lengths of mean 16 show where the
+//! plan's routes change (`policy::WINDOW_LENGTHS`,
+//! `policy::WINDOW_MEANS_INDEXED`).
 //!
 //! Bytes, `s` = size of `T`, `S` = segments: read `n s + 8 (S + 1)`
 //! (values and offsets; `n s` for fixed lengths); written `S s` (sum) or `8 S` (argmin: a u64
@@ -28,8 +32,28 @@ use std::rc::Rc;
 
 const GROUP: Group = Group("segmented");
 
-/// Segment lengths (`None`: mixed).
-const LENGTHS: [Option<u64>; 4] = [Some(1 << 4), Some(1 << 9), Some(1 << 20), None];
+/// How a data set's segments fall.
+#[derive(Clone, Copy)]
+enum Dist {
+    /// Every segment `L` long (the last cut at n).
+    Fixed(u64),
+    /// Random lengths 0..=2L (mean `L`).
+    Random(u64),
+    /// Mixed lengths, 1..=2^16.
+    Mixed,
+}
+
+/// The data sets: fixed lengths, random lengths of mean 16, mixed.
+const DISTS: [Dist; 8] = [
+    Dist::Fixed(4),
+    Dist::Fixed(8),
+    Dist::Fixed(1 << 4),
+    Dist::Random(1 << 4),
+    Dist::Fixed(32),
+    Dist::Fixed(1 << 9),
+    Dist::Fixed(1 << 20),
+    Dist::Mixed,
+];
 
 /// Every segmented case, for i32 and f32.
 pub(crate) fn data_cases() -> Vec<DataCase> {
@@ -38,12 +62,17 @@ pub(crate) fn data_cases() -> Vec<DataCase> {
 
 fn cases_for<T: Elem>() -> Vec<DataCase> {
     let mut v = Vec::new();
-    for len in LENGTHS {
-        let dist = len.map_or("mixed".to_string(), |l| format!("len{l}"));
+    for dist in DISTS {
+        let (name, key, len) = match dist {
+            Dist::Fixed(l) => (format!("len{l}"), DataKey::Segments(Some(l)), Some(l)),
+            Dist::Random(l) => (format!("rand{l}"), DataKey::RandomSegments(l), None),
+            Dist::Mixed => ("mixed".to_string(), DataKey::Segments(None), None),
+        };
         let mut runs =
             vec![("segmented_reduce", How::Sum), ("segmented_argmin", How::ArgMin), ("segmented_ranges", How::Ranges)];
-        // Argmin through the flat kernel (its routes as the default
-        // takes them for argmin at short lengths), beside the default.
+        // Argmin through the flat kernel and its routes (`chunked(false)`),
+        // beside the default (which takes means of 4 to 32 to the ranges
+        // kernel's windows).
         runs.push(("segmented_argmin_flat", How::ArgMinFlat));
         // Fixed lengths (no offsets): the default plan, and at 2^9 also
         // the flat kernel that the default no longer takes there.
@@ -52,20 +81,23 @@ fn cases_for<T: Elem>() -> Vec<DataCase> {
             if l == 1 << 9 {
                 runs.push(("segmented_fixed_flat", How::Fixed(l, Some(false))));
             }
-            // Segments of 16: the fixed length through the short kernel
-            // (the default takes the ranges kernel there, a warp's 32 in
-            // one window of its shared memory), and argmin over the
-            // offsets as begin/end pairs through the ranges kernel.
-            if l == 1 << 4 {
+            // Segments of 16 and 32: the fixed length through the short
+            // kernel (the default takes the ranges kernel there, a warp's
+            // 32 in one window of its shared memory); at 16 also argmin
+            // over the offsets as begin/end pairs through the ranges
+            // kernel.
+            if l == 1 << 4 || l == 32 {
                 runs.push(("segmented_fixed_short", How::Fixed(l, Some(false))));
+            }
+            if l == 1 << 4 {
                 runs.push(("segmented_argmin_ranges", How::ArgMinRanges));
             }
         }
-        for (name, how) in runs {
+        for (case, how) in runs {
             v.push(DataCase::new::<T, _>(
                 GROUP,
-                format!("{name}/{dist}"),
-                DataKey::Segments(len),
+                format!("{case}/{name}"),
+                key,
                 &[Part::Vals, Part::Offsets],
                 move |ctx, d| Run::<T>::new(ctx, d, how),
             ));
@@ -77,7 +109,7 @@ fn cases_for<T: Elem>() -> Vec<DataCase> {
 /// What a case runs.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum How {
-    /// `reduce_with_temp` with `Sum` over the offsets (the flat kernel).
+    /// `reduce_with_temp` with `Sum` over the offsets (the default plan).
     Sum,
     /// `reduce_with_temp` with `ArgMin` over the offsets.
     ArgMin,
@@ -165,10 +197,14 @@ impl<T: Elem> Prepared for Run<T> {
         let (d, segs) = (&self.d, self.d.offsets.len() - 1);
         let range = |j: usize| d.offsets[j] as usize..d.offsets[j + 1] as usize;
         if self.how.argmin() {
-            // The first smallest element's index in the whole input.
+            // The first smallest element's index in the whole input
+            // (`NO_INDEX` for an empty segment).
             let want: Vec<u64> = (0..segs)
                 .map(|j| {
                     let r = range(j);
+                    if r.is_empty() {
+                        return gpuprim::segmented::NO_INDEX;
+                    }
                     let first = r.start;
                     r.fold(first, |m, i| if d.vals[i].to_f64() < d.vals[m].to_f64() { i } else { m }) as u64
                 })

@@ -888,7 +888,7 @@ void run_type(Gpu& gpu, const Options& o, std::vector<Result>& out) {
 //   unique_by_key, reduce_by_key (sum), inclusive_scan_by_key,
 //       exclusive_scan_by_key (sum, init 0)  /runL   u64 keys, random values
 //   segmented_reduce (sum), segmented_argmin(_flat), segmented_ranges (sum)
-//       /lenL or /mixed   random values,
+//       /lenL, /randL (lengths 0..=2L) or /mixed   random values,
 //       u64 offsets (CSR; begin = offsets, end = offsets + 1)
 // Counts: CUB writes them to an int64_t; run lengths and offsets are int.
 
@@ -914,6 +914,7 @@ struct DataSpec {
   Prim prim;
   Kind kind;
   uint64_t param = 0;  // threshold (Flags), run length (Runs), segment length (Segments; 0: mixed)
+  bool random = false;  // Segments: random lengths 0..=2 param (randL)
   uint32_t t1 = 0, t2 = 0;  // predicate thresholds (x < t1; three-way: x < t2 second)
 };
 
@@ -976,6 +977,12 @@ bool parse_data_case(const std::string& name, DataSpec& d) {
       d.param = 0;
       return true;
     }
+    if (dist.rfind("rand", 0) == 0) {
+      if (!number(dist.substr(4), v) || v == 0) return false;
+      d.param = v;
+      d.random = true;
+      return true;
+    }
     if (dist.rfind("len", 0) != 0 || !number(dist.substr(3), v) || v == 0) return false;
     d.param = v;
     return true;
@@ -1002,7 +1009,7 @@ uint64_t data_seed(const DataSpec& d, Ty ty, unsigned k) {
     case Kind::Values:
     case Kind::Flags: tag = 1, t = uint64_t(ty); break;
     case Kind::Runs: tag = 2, param = d.param; break;
-    case Kind::Segments: tag = 3, param = d.param; break;
+    case Kind::Segments: tag = d.random ? 4 : 3, param = d.param; break;
   }
   return SEED ^ (uint64_t(k) << 8) ^ t ^ (tag << 32) ^ (param << 40);
 }
@@ -1026,9 +1033,18 @@ uint64_t digest_bits(const std::vector<X>& v) {
 }
 
 // data.rs's segment_offsets.
-std::vector<uint64_t> segment_offsets(uint64_t len, size_t n_, uint64_t seed) {
+std::vector<uint64_t> segment_offsets(uint64_t len, bool random, size_t n_, uint64_t seed) {
   const uint64_t n = n_;
   std::vector<uint64_t> o;
+  if (random) {
+    o.push_back(0);
+    uint64_t at = 0;
+    for (uint64_t s = 0; at < n; ++s) {
+      at = std::min(at + mix64(s ^ seed) % (2 * len + 1), n);
+      o.push_back(at);
+    }
+    return o;
+  }
   if (len != 0) {
     uint64_t segs = (n + len - 1) / len;
     for (uint64_t s = 0; s <= segs; ++s) o.push_back(std::min(s * len, n));
@@ -1096,7 +1112,7 @@ DataSet<T> make_data(const DataSpec& d, unsigned k) {
       break;
     case Kind::Segments:
       s.vals = random_data<T>(n, seed_for<T>(k));
-      s.offsets = segment_offsets(d.param, n, seed);
+      s.offsets = segment_offsets(d.param, d.random, n, seed);
       break;
   }
   return s;
@@ -1358,6 +1374,11 @@ std::string data_check(const DataSpec& d, const DataSet<T>& s, void* const* out,
       auto got = fetch<cub::KeyValuePair<int, T>>(out[1], segs);
       for (size_t j = 0; j < segs; ++j) {
         size_t lo = size_t(s.offsets[j]), hi = size_t(s.offsets[j + 1]);
+        // An empty segment (randL): CUB documents the pair {1, largest T}.
+        if (lo == hi) {
+          if (got[j].key != 1) return "segment " + std::to_string(j) + ": empty, key " + std::to_string(got[j].key);
+          continue;
+        }
         T m = s.vals[lo];
         for (size_t i = lo; i < hi; ++i) m = s.vals[i] < m ? s.vals[i] : m;
         size_t at = lo + size_t(got[j].key);
@@ -1446,7 +1467,9 @@ void run_data_type(Gpu& gpu, const Options& o, std::vector<Result>& out) {
         error = ex.what();
       }
       for (size_t j = i; j < specs.size(); ++j) {
-        if (done[j] || specs[j].kind != specs[i].kind || specs[j].param != specs[i].param) continue;
+        if (done[j] || specs[j].kind != specs[i].kind || specs[j].param != specs[i].param ||
+            specs[j].random != specs[i].random)
+          continue;
         done[j] = true;
         Result r;
         if (error.empty()) {

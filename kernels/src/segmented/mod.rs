@@ -448,7 +448,7 @@ entries! {
         => segmented_route::<{B}>; blocks [256];
     segmented_ranges(input: *const T, n: u64, begins: *const u64, ends: *const u64, seg_len: u64, segments: u64,
          out: *mut <Op as SegmentedReduction>::Out, temp: *mut u64, spare: *mut u64, spare_words: u64,
-         route: *const u32, table: *mut u64, cap: u64, long: u64, slot: u64)
+         route: *const u32, table: *mut u64, cap: u64, long: u64, slot: u64, window: u64)
         => segmented_ranges::<Op, {B}, { 16 / core::mem::size_of::<T>() }>;
         ops [sum = Plain<T, Sum>, product = Plain<T, Product>, min = Plain<T, Min>, max = Plain<T, Max>,
              argmin = Arg<T, Smallest>, argmax = Arg<T, Largest>]

@@ -49,14 +49,43 @@ pub const fn route_considered(n: u64, segments: u64) -> bool {
     segments > 0 && segments <= u32::MAX as u64 && n / segments >= ROUTE_MEAN[0] && n / segments <= ROUTE_MEAN[1]
 }
 
+/// Fixed segment lengths over 4-byte elements that go to the ranges
+/// kernel, whose warps stage 32 of them at a time in a window of shared
+/// memory sized to hold them ([`fixed_to_ranges`], [`ranges_window_for`]).
+// H200, 2^28 `i32` (2026-11-30, docs/tuning/segmented.md "A warp's short pairs through shared memory"): fixed segments of 16 through the ranges kernel 309 us (88% of copy) against the short kernel's 326.5 (83.5%), 2^24 23.7 against 28.5; of 8, 455 against 367, and of 4, 904 against 453 (a warp's 32 segments fill a small part of the window). 8-byte elements not measured.
+pub const WINDOW_LENGTHS: [u64; 2] = [16, 32];
+
+/// Mean segment lengths (`n / segments`) at which CSR offsets under
+/// argmin or argmax go to the ranges kernel ([`offsets_to_ranges`]).
+// H200, 2^28 `i32` (2026-11-30, docs/tuning/segmented.md "CSR offsets through the windows"): offsets of 4, 8, 16 and 32 through the ranges kernel 1194, 699, 531 and 450 us against the flat kernel's 1424, 733, 620 and 570; random lengths 0..=32, 922 against 2085.
+pub const WINDOW_MEANS_INDEXED: [u64; 2] = [4, 32];
+
 /// Whether segments of a fixed length `seg_len` over elements of `size`
 /// bytes go to the ranges kernel (one launch, nothing to count): from the
 /// shortest mean that routes offsets to the longest segment the ranges
-/// kernel takes, and 4-byte elements in segments of 16, where a warp's 32
-/// fill its window of shared memory exactly ([`RANGES_WINDOW_BYTES`]).
-// H200, 2^28 `i32` (2026-11-30, docs/tuning/segmented.md "A warp's short pairs through shared memory"): segments of 16 through the ranges kernel 309 us (88% of copy) against the short kernel's 326.5 (83.5%), 2^24 23.7 against 28.5; of 8, 455 against 367, and of 4, 904 against 453 (a warp's 32 segments fill a quarter of the window or less). 8-byte elements not measured.
+/// kernel takes, and 4-byte elements in [`WINDOW_LENGTHS`].
 pub const fn fixed_to_ranges(seg_len: u64, size: usize) -> bool {
-    (seg_len >= ROUTE_MEAN[0] && seg_len <= ROUTE_LONGEST) || (size == 4 && seg_len * 32 == ranges_window(size) as u64)
+    (seg_len >= ROUTE_MEAN[0] && seg_len <= ROUTE_LONGEST)
+        || (size == 4 && seg_len >= WINDOW_LENGTHS[0] && seg_len <= WINDOW_LENGTHS[1])
+}
+
+/// Whether CSR offsets of `segments` segments over `n` elements go to the
+/// ranges kernel as begin/end pairs (`offsets`, `offsets + 1`): argmin and
+/// argmax (`indexed`) at means in [`WINDOW_MEANS_INDEXED`], where a warp's
+/// 32 segments mostly lie in its window and the flat kernel's tiles spend
+/// more on their indices. Pairs in any order are the ranges kernel's
+/// business, so uneven lengths cost speed, never correctness: a warp whose
+/// short segments pass its window reads them a lane each, and long ones go
+/// to its slot table. Plain operators stay on the tiles: in a window, each
+/// lane sums its own segment, so a warp takes as long as its longest, and
+/// random lengths of mean 16 ran 15% slower there than through the short
+/// tile kernel (equal lengths 7% faster).
+pub const fn offsets_to_ranges(n: u64, segments: u64, indexed: bool) -> bool {
+    if segments == 0 || !indexed {
+        return false;
+    }
+    let mean = n / segments;
+    mean >= WINDOW_MEANS_INDEXED[0] && mean <= WINDOW_MEANS_INDEXED[1]
 }
 
 /// Byte offset, in the header of the temporary storage
@@ -124,31 +153,62 @@ pub const RANGES_BLOCK: u32 = 256;
 /// (`docs/tuning/segmented.md`).
 pub const RANGES_SHORT: u64 = 32;
 
-/// Bytes of a warp's window in the ranges kernel ([`super::ranges`]):
-/// where the elements of a warp's 32 short pairs lie within this many
-/// bytes of input (512 four-byte elements: pairs of 16 side by side), the
-/// warp stages them in its shared memory with coalesced loads and each
-/// lane sums its pair from there, instead of each lane reading its own
-/// pair (32 lanes' loads 16 elements apart: a cache line a lane).
-// H200, 2^28 (2026-11-30, docs/tuning/segmented.md "A warp's short pairs through shared memory"): pairs of 16 side by side `i32` 547 -> 331 us (55% -> 91% of copy), 2^24 44.7 -> 28.8 us. 2 KiB a warp keeps the block's 16.5 KiB under what eight blocks a multiprocessor may take.
+/// Bytes of a warp's window in the ranges kernel ([`super::ranges`]) for
+/// begin/end pairs given as such: where the elements of a warp's 32 short
+/// pairs lie within this many bytes of input (512 four-byte elements:
+/// pairs of 16 side by side), the warp stages them in its shared memory
+/// with coalesced loads and each lane sums its pair from there, instead of
+/// each lane reading its own pair (32 lanes' loads 16 elements apart: a
+/// cache line a lane). The window is a launch argument: fixed lengths and
+/// CSR offsets get one sized for their mean ([`ranges_window_for`]).
+// H200, 2^28 (2026-11-30, docs/tuning/segmented.md "A warp's short pairs through shared memory"): pairs of 16 side by side `i32` 547 -> 331 us (55% -> 91% of copy), 2^24 44.7 -> 28.8 us.
 pub const RANGES_WINDOW_BYTES: usize = 2048;
 
-/// Elements of `size` bytes in a warp's window ([`RANGES_WINDOW_BYTES`]).
-pub const fn ranges_window(size: usize) -> usize {
-    RANGES_WINDOW_BYTES / size
+/// The largest window a warp gets ([`ranges_window_for`]): 4 KiB, 33 KiB
+/// of shared memory a block of 256.
+// H200, 2^28 `i32` (2026-11-30, docs/tuning/segmented.md "CSR offsets through the windows"): with 4 KiB windows for every launch, pairs and fixed lengths of 16 and 512 ran 4-6% slower (six blocks' 200 KiB of shared memory leave the multiprocessor's L1, which holds the loads in flight, 28 KiB), so only segments that need the room get it.
+pub const RANGES_WINDOW_MAX_BYTES: usize = 4096;
+
+/// Elements of `size` bytes in a warp's default window
+/// ([`RANGES_WINDOW_BYTES`]).
+pub const fn ranges_window(size: usize) -> u64 {
+    (RANGES_WINDOW_BYTES / size) as u64
 }
 
-/// Slots of a warp's window: its elements and one spare slot after each
-/// 32 (against bank conflicts between lanes reading pairs side by side).
-pub const fn ranges_window_slots(size: usize) -> usize {
-    let w = ranges_window(size);
-    w + w / 32
+/// Elements of `size` bytes in a warp's window for segments of `mean`
+/// elements on average: a warp's 32 of them (`exact`: fixed lengths, whose
+/// spans do not vary), or half as much again (room for uneven lengths),
+/// a multiple of 32 from the default window ([`RANGES_WINDOW_BYTES`]) to
+/// [`RANGES_WINDOW_MAX_BYTES`]; the default for means over
+/// [`RANGES_SHORT`].
+pub const fn ranges_window_for(mean: u64, size: usize, exact: bool) -> u64 {
+    if mean > RANGES_SHORT {
+        // Segments this long are walked by their warp, not staged.
+        return (RANGES_WINDOW_BYTES / size) as u64;
+    }
+    let want = if exact { 32 * mean } else { 48 * mean };
+    let want = want.div_ceil(32) * 32;
+    let (lo, hi) = ((RANGES_WINDOW_BYTES / size) as u64, (RANGES_WINDOW_MAX_BYTES / size) as u64);
+    if want < lo {
+        lo
+    } else if want > hi {
+        hi
+    } else {
+        want
+    }
+}
+
+/// Slots of a warp's window of `window` elements: its elements and one
+/// spare slot after each 32 (against bank conflicts between lanes reading
+/// pairs side by side).
+pub const fn ranges_window_slots(window: u64) -> usize {
+    (window + window / 32) as usize
 }
 
 /// Dynamic shared memory of a ranges block of `b` threads over elements
-/// of `size` bytes: a window a warp.
-pub const fn ranges_smem_bytes(b: u32, size: usize) -> usize {
-    (b / 32) as usize * ranges_window_slots(size) * size
+/// of `size` bytes: a window of `window` elements a warp.
+pub const fn ranges_smem_bytes(b: u32, size: usize, window: u64) -> usize {
+    (b / 32) as usize * ranges_window_slots(window) * size
 }
 
 /// Units of work a warp of the ranges grid is given when few pairs are

@@ -32,8 +32,9 @@ use crate::warp;
 /// * **At least 32 a warp:** a warp takes 32 consecutive segments, a lane
 ///   each, their bounds in one coalesced load. A lane sums a segment of at
 ///   most [`policy::RANGES_SHORT`] elements by itself, in order. Where the
-///   short ones' elements lie in one window of
-///   [`policy::RANGES_WINDOW_BYTES`] (the smallest begin to the largest end,
+///   short ones' elements lie in one window of `window` elements (a launch
+///   argument: [`policy::RANGES_WINDOW_BYTES`] for pairs given as such,
+///   more for offsets of a mean that needs it; the smallest begin to the largest end,
 ///   two warp reductions), the warp first copies the window into its part
 ///   of shared memory, 32 consecutive elements a load, and each lane reads
 ///   its pair from there ([`stage_window`], [`sum_window`]); otherwise each
@@ -83,9 +84,10 @@ use crate::warp;
 /// [`segmented_route`] from a launch before this one; `table` null, or
 /// storage of [`policy::ranges_table_layout`]`(cap, size of R::Acc)`
 /// bytes, 16-byte aligned, its first two words zeroed, `1 <= cap <= 2^22`,
-/// `long >= 1`, `slot` a power of two; the launch gives each block
-/// [`policy::ranges_smem_bytes`]`(B, size of R::In)` bytes of dynamic
-/// shared memory (the warps' windows).
+/// `long >= 1`, `slot` a power of two; `window` a multiple of 32, at least
+/// 32 (a warp's window, in elements), and the launch gives each block
+/// [`policy::ranges_smem_bytes`]`(B, size of R::In, window)` bytes of
+/// dynamic shared memory (the warps' windows).
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn segmented_ranges<R: SegmentedReduction, const B: u32, const V: usize>(
     input: *const R::In,
@@ -103,6 +105,7 @@ pub unsafe fn segmented_ranges<R: SegmentedReduction, const B: u32, const V: usi
     cap: u64,
     long: u64,
     slot: u64,
+    window: u64,
 ) {
     // SAFETY: the caller's contract on `spare`.
     unsafe { clear_words::<B>(spare, spare_words) };
@@ -119,9 +122,9 @@ pub unsafe fn segmented_ranges<R: SegmentedReduction, const B: u32, const V: usi
     let warp_id = (gpu::block_idx() as u64 * B as u64 + gpu::thread_idx() as u64) / w;
     // The warp's window of short pairs' elements in the block's dynamic
     // shared memory (`policy::ranges_smem_bytes`).
-    let win_len = policy::ranges_window(size_of::<R::In>()) as u64;
+    let win_len = window;
     let window = Shared::<R::In>::dynamic()
-        .after::<R::In>((gpu::thread_idx() / WARP_SIZE) as usize * policy::ranges_window_slots(size_of::<R::In>()));
+        .after::<R::In>((gpu::thread_idx() / WARP_SIZE) as usize * policy::ranges_window_slots(win_len));
     // SAFETY (both): the caller's contract; every call below has
     // s < segments, and bounds within `n`.
     let bounds = |s: u64| unsafe { bounds_of(begins, ends, seg_len, n, s) };
