@@ -153,14 +153,15 @@ pub const RANGES_BLOCK: u32 = 256;
 /// (`docs/tuning/segmented.md`).
 pub const RANGES_SHORT: u64 = 32;
 
-/// Bytes of a warp's window in the ranges kernel ([`super::ranges`]) for
-/// begin/end pairs given as such: where the elements of a warp's 32 short
+/// Bytes of a warp's window in the ranges kernel ([`super::ranges`]) by
+/// default: where the elements of a warp's 32 short
 /// pairs lie within this many bytes of input (512 four-byte elements:
 /// pairs of 16 side by side), the warp stages them in its shared memory
 /// with coalesced loads and each lane sums its pair from there, instead of
 /// each lane reading its own pair (32 lanes' loads 16 elements apart: a
-/// cache line a lane). The window is a launch argument: fixed lengths and
-/// CSR offsets get one sized for their mean ([`ranges_window_for`]).
+/// cache line a lane). The window is a launch argument: fixed lengths,
+/// begin/end pairs (by `n / S`) and CSR offsets get one sized for their
+/// mean ([`ranges_window_for`]), this one at the least.
 // H200, 2^28 (2026-11-30, docs/tuning/segmented.md "A warp's short pairs through shared memory"): pairs of 16 side by side `i32` 547 -> 331 us (55% -> 91% of copy), 2^24 44.7 -> 28.8 us.
 pub const RANGES_WINDOW_BYTES: usize = 2048;
 
