@@ -625,10 +625,9 @@ impl<'c> Segmented<'c> {
 
     /// Bytes of a warp's window of shared memory in the ranges kernel
     /// (rounded down to 32 elements, at least 32, at most
-    /// [`policy::RANGES_WINDOW_MAX_BYTES`]; by default
-    /// [`policy::RANGES_WINDOW_BYTES`] for begin/end pairs, and sized by
-    /// [`policy::ranges_window_for`] for fixed lengths and CSR offsets):
-    /// for tests and measurements.
+    /// [`policy::RANGES_WINDOW_MAX_BYTES`]; by default sized by
+    /// [`policy::ranges_window_for`] from the mean segment, at least
+    /// [`policy::RANGES_WINDOW_BYTES`]): for tests and measurements.
     #[doc(hidden)]
     pub fn ranges_window(mut self, bytes: u64) -> Self {
         self.ranges_window = Some(bytes);

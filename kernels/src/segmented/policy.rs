@@ -57,7 +57,7 @@ pub const WINDOW_LENGTHS: [u64; 2] = [16, 32];
 
 /// Mean segment lengths (`n / segments`) at which CSR offsets under
 /// argmin or argmax go to the ranges kernel ([`offsets_to_ranges`]).
-// H200, 2^28 `i32` (2026-11-30, docs/tuning/segmented.md "CSR offsets through the windows"): offsets of 4, 8, 16 and 32 through the ranges kernel 1194, 699, 531 and 450 us against the flat kernel's 1424, 733, 620 and 570; random lengths 0..=32, 922 against 2085.
+// H200, 2^28 `i32` (2026-11-30, docs/tuning/segmented.md "CSR offsets through the windows"): offsets of 4, 8, 16 and 32 through the ranges kernel 1278, 709, 536.5 and 452 us against the flat kernel's 1429, 733, 621.5 and 569; random lengths 0..=32, 925 against 2079.
 pub const WINDOW_MEANS_INDEXED: [u64; 2] = [4, 32];
 
 /// Whether segments of a fixed length `seg_len` over elements of `size`
