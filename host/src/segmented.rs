@@ -125,8 +125,8 @@
 //! on the host). So do CSR offsets under argmin and argmax whose mean
 //! segment is 4 to 32 elements, as begin/end pairs (`offsets`,
 //! `offsets + 1`) with windows of up to 4 KiB: at 2^28 `i32`, segments
-//! of 16 in 536 us against the flat kernel's 621, random lengths 0 to 32
-//! in 925 against 2079. Sums over such offsets stay on the short tile
+//! of 16 in 534 us against the flat kernel's 621, random lengths 0 to 32
+//! in 853 against 2079. Sums over such offsets stay on the short tile
 //! kernel: a lane sums its own segment from the window, so a warp takes
 //! as long as its longest, and random lengths ran 15% slower that way.
 //! Float results of those segments then follow that kernel's order
@@ -785,7 +785,7 @@ impl<'c> Segmented<'c> {
         // kernel or path was chosen on the builder).
         let chosen = self.route.is_some() || self.chunked.is_some() || self.short.is_some();
         if offsets != 0 && !chosen && policy::offsets_to_ranges(n, segments, !plain) {
-            let window = self.window::<T>(policy::ranges_window_for(n / segments, size_of::<T>(), false));
+            let window = self.window::<T>(policy::ranges_window_for(n / segments, size_of::<T>()));
             let pairs = Pairs { begins: offsets, ends: offsets + 8, what: OFFSETS_ERROR, window };
             return self.pairs::<T, Op>(x, n, pairs, segments, out, temp);
         }
@@ -1045,12 +1045,10 @@ impl<'c> Segmented<'c> {
         }
         let (x, out) = (input.view.addr(), output.view.addr());
         // The pairs' lengths are on the device; the input's share a pair
-        // (`n / S`) sizes the windows to hold 32 such pairs exactly (2 KiB
-        // up to 16, 4 KiB at 32): pairs of 32 side by side staged, 1078 ->
-        // 310 us at 2^28 `i32` (H200). No room beyond that: random lengths
-        // of mean 16 ran 13% slower staged in 3 KiB windows than read a
-        // lane each where 2 KiB ones overflowed (512 against 444.5 us).
-        let window = self.window::<T>(policy::ranges_window_for(n / segments, size_of::<T>(), true));
+        // (`n / S`) sizes the windows to hold 32 such pairs (2 KiB up to
+        // 16, 4 KiB at 32): pairs of 32 side by side staged, 1078 -> 310
+        // us at 2^28 `i32` (H200).
+        let window = self.window::<T>(policy::ranges_window_for(n / segments, size_of::<T>()));
         let pairs = Pairs { begins: begins.view.addr(), ends: ends.view.addr(), what: RANGES_ERROR, window };
         self.pairs::<T, Op>(x, n, pairs, segments, out, temp)
     }
@@ -1225,7 +1223,7 @@ impl<'c> Segmented<'c> {
         let what = Instance::of(T::NAME).op(Op::NAME);
         let task = || format!("segmented `{}` on `{}` of a fixed length", Op::NAME, T::NAME);
         let kernel = Family("segmented_ranges").get(self.ctx, what, policy::RANGES_BLOCK, task)?;
-        let window = self.window::<T>(policy::ranges_window_for(seg_len, size_of::<T>(), true));
+        let window = self.window::<T>(policy::ranges_window_for(seg_len, size_of::<T>()));
         let launch = |region: Region| {
             self.clear_first(region)?;
             let segs = RangesSegs::Fixed(seg_len);

@@ -57,7 +57,7 @@ pub const WINDOW_LENGTHS: [u64; 2] = [16, 32];
 
 /// Mean segment lengths (`n / segments`) at which CSR offsets under
 /// argmin or argmax go to the ranges kernel ([`offsets_to_ranges`]).
-// H200, 2^28 `i32` (2026-11-30, docs/tuning/segmented.md "CSR offsets through the windows"): offsets of 4, 8, 16 and 32 through the ranges kernel 1278, 709, 536.5 and 452 us against the flat kernel's 1429, 733, 621.5 and 569; random lengths 0..=32, 925 against 2079.
+// H200, 2^28 `i32` (2026-11-30, docs/tuning/segmented.md "CSR offsets through the windows"): offsets of 4, 8, 16 and 32 through the ranges kernel 1278, 709, 534 and 452 us against the flat kernel's 1429, 733, 621.5 and 569; random lengths 0..=32, 853 against 2079 (windows for exactly 32 segments of the mean).
 pub const WINDOW_MEANS_INDEXED: [u64; 2] = [4, 32];
 
 /// Whether segments of a fixed length `seg_len` over elements of `size`
@@ -177,17 +177,19 @@ pub const fn ranges_window(size: usize) -> u64 {
 }
 
 /// Elements of `size` bytes in a warp's window for segments of `mean`
-/// elements on average: a warp's 32 of them (`exact`: fixed lengths, whose
-/// spans do not vary), or half as much again (room for uneven lengths),
-/// a multiple of 32 from the default window ([`RANGES_WINDOW_BYTES`]) to
+/// elements on average: room for a warp's 32 of them, a multiple of 32
+/// from the default window ([`RANGES_WINDOW_BYTES`]) to
 /// [`RANGES_WINDOW_MAX_BYTES`]; the default for means over
-/// [`RANGES_SHORT`].
-pub const fn ranges_window_for(mean: u64, size: usize, exact: bool) -> u64 {
+/// [`RANGES_SHORT`]. No room beyond that for uneven lengths: where their
+/// span overflows the window, a warp's lanes read their segments from L1,
+/// which measured faster for random lengths than staging them.
+// H200, 2^28 `i32` (2026-11-30, docs/tuning/segmented.md "CSR offsets through the windows"): random lengths 0..=32 of mean 16, half as much room again (3 KiB) against exactly 32 (2 KiB): argmin over offsets 921.5 -> 853 us, sums over pairs 512 -> 444.5; equal lengths of 16 the same.
+pub const fn ranges_window_for(mean: u64, size: usize) -> u64 {
     if mean > RANGES_SHORT {
         // Segments this long are walked by their warp, not staged.
         return (RANGES_WINDOW_BYTES / size) as u64;
     }
-    let want = if exact { 32 * mean } else { 48 * mean };
+    let want = 32 * mean;
     let want = want.div_ceil(32) * 32;
     let (lo, hi) = ((RANGES_WINDOW_BYTES / size) as u64, (RANGES_WINDOW_MAX_BYTES / size) as u64);
     if want < lo {

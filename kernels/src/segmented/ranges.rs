@@ -33,8 +33,9 @@ use crate::warp;
 ///   each, their bounds in one coalesced load. A lane sums a segment of at
 ///   most [`policy::RANGES_SHORT`] elements by itself, in order. Where the
 ///   short ones' elements lie in one window of `window` elements (a launch
-///   argument: [`policy::RANGES_WINDOW_BYTES`] for pairs given as such,
-///   more for offsets of a mean that needs it; the smallest begin to the largest end,
+///   argument: room for 32 segments of the mean, from
+///   [`policy::RANGES_WINDOW_BYTES`] to 4 KiB, [`policy::ranges_window_for`];
+///   the smallest begin to the largest end,
 ///   two warp reductions), the warp first copies the window into its part
 ///   of shared memory, 32 consecutive elements a load, and each lane reads
 ///   its pair from there ([`stage_window`], [`sum_window`]); otherwise each
