@@ -260,14 +260,13 @@ const OFFSETS_ERROR: (&str, &str) = ("segment offsets", "not non-decreasing, or 
 const RANGES_ERROR: (&str, &str) = ("segment ranges", "a begin after its end, or an end past the input");
 
 /// Segments as begin/end addresses for the chunked path and the ranges
-/// kernel (CSR offsets: `offsets` and `offsets + 8`), what their error
-/// says, and the elements of a warp's window in the ranges kernel.
+/// kernel (CSR offsets: `offsets` and `offsets + 8`), and what their
+/// error says.
 #[derive(Clone, Copy)]
 struct Pairs {
     begins: u64,
     ends: u64,
     what: (&'static str, &'static str),
-    window: u64,
 }
 
 /// The chunked path's sizes for one call: elements of a chunk, the
@@ -785,16 +784,14 @@ impl<'c> Segmented<'c> {
         // kernel or path was chosen on the builder).
         let chosen = self.route.is_some() || self.chunked.is_some() || self.short.is_some();
         if offsets != 0 && !chosen && policy::offsets_to_ranges(n, segments, !plain) {
-            let window = self.window::<T>(policy::ranges_window_for(n / segments, size_of::<T>()));
-            let pairs = Pairs { begins: offsets, ends: offsets + 8, what: OFFSETS_ERROR, window };
+            let pairs = Pairs { begins: offsets, ends: offsets + 8, what: OFFSETS_ERROR };
             return self.pairs::<T, Op>(x, n, pairs, segments, out, temp);
         }
         if offsets != 0
             && self.chunked.unwrap_or_else(|| self.route.is_none() && policy::chunked(n, segments))
             && let Some(sizes) = self.chunk_sizes::<T>(n, segments)
         {
-            let window = self.window::<T>(policy::ranges_window(size_of::<T>()));
-            let pairs = Pairs { begins: offsets, ends: offsets + 8, what: OFFSETS_ERROR, window };
+            let pairs = Pairs { begins: offsets, ends: offsets + 8, what: OFFSETS_ERROR };
             return self.chunks::<T, Op>(x, n, pairs, segments, out, sizes, temp);
         }
         let blocks = self.spine_blocks::<Op::Acc>(tiles);
@@ -1044,12 +1041,7 @@ impl<'c> Segmented<'c> {
             return Ok(());
         }
         let (x, out) = (input.view.addr(), output.view.addr());
-        // The pairs' lengths are on the device; the input's share a pair
-        // (`n / S`) sizes the windows to hold 32 such pairs (2 KiB up to
-        // 16, 4 KiB at 32): pairs of 32 side by side staged, 1078 -> 310
-        // us at 2^28 `i32` (H200).
-        let window = self.window::<T>(policy::ranges_window_for(n / segments, size_of::<T>()));
-        let pairs = Pairs { begins: begins.view.addr(), ends: ends.view.addr(), what: RANGES_ERROR, window };
+        let pairs = Pairs { begins: begins.view.addr(), ends: ends.view.addr(), what: RANGES_ERROR };
         self.pairs::<T, Op>(x, n, pairs, segments, out, temp)
     }
 
@@ -1162,6 +1154,11 @@ impl<'c> Segmented<'c> {
             Some(_) => Some(Family("segmented_ranges_slots").get(self.ctx, what, self.block, task)?),
             None => None,
         };
+        // The pairs' lengths are on the device; the input's share a pair
+        // (`n / S`) sizes the windows to hold 32 such pairs (2 KiB up to
+        // 16, 4 KiB at 32): pairs of 32 side by side staged, 1078 -> 310
+        // us at 2^28 `i32` (H200); the same rule for CSR offsets.
+        let window = self.window::<T>(policy::ranges_window_for(n / segments, size_of::<T>()));
         let launch = |region: Region| {
             self.clear_first(region)?;
             let segs = RangesSegs::Pairs { begins: b, ends: e };
@@ -1172,19 +1169,7 @@ impl<'c> Segmented<'c> {
             // zeroed, then the table's counter (`used` covers the table);
             // no route.
             unsafe {
-                self.launch_ranges::<T>(
-                    kernel.name,
-                    self.block,
-                    region,
-                    x,
-                    n,
-                    segs,
-                    segments,
-                    out,
-                    0,
-                    slots,
-                    pairs.window,
-                )?
+                self.launch_ranges::<T>(kernel.name, self.block, region, x, n, segs, segments, out, 0, slots, window)?
             };
             if let Some(k) = &slots_kernel {
                 let args = [
