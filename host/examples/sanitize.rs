@@ -28,8 +28,8 @@
 
 use gpuprim::reduce::{BLOCK_SIZES, Finish, Float, ReduceAlgorithm, Reducer};
 use gpuprim::scan::{Affine, BitAnd, BitOr, BitXor, Compose, Max, Min, Monoid, Product, Ring, ScanItem, ScanOp, Sum};
-use gpuprim::segmented::{ArgMin as SegArgMin, Sum as SegSum};
-use gpuprim::{BackendKind, Context, DeviceRepr, Predicate, Scalar, Scan, ScanAlgorithm, ScanTemp};
+use gpuprim::segmented::{ArgMin as SegArgMin, Segmented, Sum as SegSum};
+use gpuprim::{BackendKind, Context, DeviceBuffer, DeviceRepr, Predicate, Scalar, Scan, ScanAlgorithm, ScanTemp};
 use gpuprim_kernels::ops::{Element, Integer};
 use std::collections::BTreeSet;
 use std::process::ExitCode;
@@ -585,15 +585,7 @@ fn check_segmented<T: Elem>(ctx: &Context, n: usize, seed: u64) -> Res {
     let xs = data::<T>(n, seed);
     let input = ctx.upload(&xs).map_err(e)?;
     for (offsets, how, seg) in segmented_cases(ctx, n, seed) {
-        let segments = offsets.len() - 1;
-        let offs = ctx.upload(&offsets).map_err(e)?;
-        let mut out = ctx.alloc::<T>(segments).map_err(e)?;
-        seg.reduce(&input, &offs, &mut out, SegSum).map_err(e)?;
-        let got = out.to_vec().map_err(e)?;
-        for s in 0..segments {
-            let part = &xs[offsets[s] as usize..offsets[s + 1] as usize];
-            check_total(got[s], sum_terms(part), 0.0).map_err(|m| format!("segmented_reduce{how} segment {s}: {m}"))?;
-        }
+        offsets_sums(ctx, &seg, &input, &xs, &offsets, how)?;
     }
     // Fixed lengths: 7 through the flat kernel, 512 through the ranges
     // kernel.
@@ -626,19 +618,9 @@ fn check_segmented<T: Elem>(ctx: &Context, n: usize, seed: u64) -> Res {
     }
     // CSR offsets short on average (argmin takes them to the ranges
     // kernel's windows below; sums stay on the short tile kernel).
-    {
-        let (xs, offsets) = window_case::<T>(seed);
-        let input = ctx.upload(&xs).map_err(e)?;
-        let segments = offsets.len() - 1;
-        let mut out = ctx.alloc::<T>(segments).map_err(e)?;
-        ctx.segmented_reduce(&input, &offsets[..], &mut out, SegSum).map_err(e)?;
-        let got = out.to_vec().map_err(e)?;
-        for s in 0..segments {
-            let part = &xs[offsets[s] as usize..offsets[s + 1] as usize];
-            check_total(got[s], sum_terms(part), 0.0)
-                .map_err(|m| format!("segmented_reduce, short on average, segment {s}: {m}"))?;
-        }
-    }
+    let (short_xs, short_offsets) = window_case::<T>(seed);
+    let short_input = ctx.upload(&short_xs).map_err(e)?;
+    offsets_sums(ctx, &ctx.segmented(), &short_input, &short_xs, &short_offsets, ", short on average,")?;
     // Begin/end pairs (mixed segments, in reverse order): a warp or a lane
     // a pair, each pair cut into parts joined by a second launch, and the
     // pairs longer than 64 listed in a slot table (slots of 32, shared by
@@ -676,30 +658,52 @@ fn check_segmented_argmin<T: Elem>(ctx: &Context, n: usize, seed: u64) -> Res {
     let xs: Vec<T> = (0..n).map(|i| T::from_f64((splitmix64(seed ^ i as u64) % 64) as f64)).collect();
     let input = ctx.upload(&xs).map_err(e)?;
     for (offsets, how, seg) in segmented_cases(ctx, n, seed) {
-        let segments = offsets.len() - 1;
-        let offs = ctx.upload(&offsets).map_err(e)?;
-        let mut out = ctx.alloc::<u64>(segments).map_err(e)?;
-        seg.reduce(&input, &offs, &mut out, SegArgMin).map_err(e)?;
-        let got = out.to_vec().map_err(e)?;
-        for s in 0..segments {
-            let (a, b) = (offsets[s] as usize, offsets[s + 1] as usize);
-            let want = (a..b).fold(None, |best: Option<usize>, i| match best {
-                Some(j) if xs[j] <= xs[i] => Some(j),
-                _ => Some(i),
-            });
-            let want = want.map_or(u64::MAX, |i| i as u64);
-            if got[s] != want {
-                return Err(format!("segmented argmin{how} segment {s} ({a}..{b}): {} != {want}", got[s]));
-            }
-        }
+        offsets_argmins(ctx, &seg, &input, &xs, &offsets, how)?;
     }
     // Short on average: the ranges kernel's windows by default.
     let (xs, offsets) = window_case::<T>(seed);
     let xs: Vec<T> = xs.iter().map(|x| T::from_f64((x.bits() % 64) as f64)).collect();
     let input = ctx.upload(&xs).map_err(e)?;
+    offsets_argmins(ctx, &ctx.segmented(), &input, &xs, &offsets, ", short on average,")
+}
+
+/// `seg`'s sums of `xs` (on the device as `input`) over CSR `offsets`,
+/// each checked against the CPU; `how` names the case in an error.
+fn offsets_sums<T: Elem>(
+    ctx: &Context,
+    seg: &Segmented<'_>,
+    input: &DeviceBuffer<T>,
+    xs: &[T],
+    offsets: &[u64],
+    how: &str,
+) -> Res {
+    let offs = ctx.upload(offsets).map_err(e)?;
+    let segments = offsets.len() - 1;
+    let mut out = ctx.alloc::<T>(segments).map_err(e)?;
+    seg.reduce(input, &offs, &mut out, SegSum).map_err(e)?;
+    let got = out.to_vec().map_err(e)?;
+    for s in 0..segments {
+        let part = &xs[offsets[s] as usize..offsets[s + 1] as usize];
+        check_total(got[s], sum_terms(part), 0.0).map_err(|m| format!("segmented_reduce{how} segment {s}: {m}"))?;
+    }
+    Ok(())
+}
+
+/// `seg`'s argmin of `xs` (on the device as `input`) over CSR `offsets`:
+/// each the first smallest element's index, `u64::MAX` for an empty
+/// segment; `how` names the case in an error.
+fn offsets_argmins<T: Elem>(
+    ctx: &Context,
+    seg: &Segmented<'_>,
+    input: &DeviceBuffer<T>,
+    xs: &[T],
+    offsets: &[u64],
+    how: &str,
+) -> Res {
+    let offs = ctx.upload(offsets).map_err(e)?;
     let segments = offsets.len() - 1;
     let mut out = ctx.alloc::<u64>(segments).map_err(e)?;
-    ctx.segmented_reduce(&input, &offsets[..], &mut out, SegArgMin).map_err(e)?;
+    seg.reduce(input, &offs, &mut out, SegArgMin).map_err(e)?;
     let got = out.to_vec().map_err(e)?;
     for s in 0..segments {
         let (a, b) = (offsets[s] as usize, offsets[s + 1] as usize);
@@ -709,7 +713,7 @@ fn check_segmented_argmin<T: Elem>(ctx: &Context, n: usize, seed: u64) -> Res {
         });
         let want = want.map_or(u64::MAX, |i| i as u64);
         if got[s] != want {
-            return Err(format!("segmented argmin, short on average, segment {s} ({a}..{b}): {} != {want}", got[s]));
+            return Err(format!("segmented argmin{how} segment {s} ({a}..{b}): {} != {want}", got[s]));
         }
     }
     Ok(())
