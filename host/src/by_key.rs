@@ -273,13 +273,13 @@ impl<'c> ByKey<'c> {
     }
 
     /// Elements one block of `run_length_encode` covers for items `T`
-    /// (the count type does not matter): 96 bytes of items a thread.
+    /// (the count type does not matter): 112 bytes of items a thread.
     ///
     /// ```
     /// let ctx = gpuprim::Context::emulator();
     /// let by = ctx.by_key();
-    /// assert_eq!(by.run_length_tile_len::<i32>(), 24 * by.chosen_block_size() as u64);
-    /// assert_eq!(by.run_length_tile_len::<f64>(), 12 * by.chosen_block_size() as u64);
+    /// assert_eq!(by.run_length_tile_len::<i32>(), 28 * by.chosen_block_size() as u64);
+    /// assert_eq!(by.run_length_tile_len::<f64>(), 14 * by.chosen_block_size() as u64);
     /// ```
     pub fn run_length_tile_len<T: Scalar>(&self) -> u64 {
         policy::tile_len(self.block, policy::rle_items::<T>())

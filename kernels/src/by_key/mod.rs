@@ -34,7 +34,7 @@
 //! | [`scan::segmented_scan`] | a segment start from the offsets | value | every item |
 //!
 //! **A tile** of [`policy::BLOCK`] threads x `I` items
-//! ([`policy::items`]: 16, 14 or 8 by the bytes an item takes; 96
+//! ([`policy::items`]: 16, 14 or 8 by the bytes an item takes; 112
 //! bytes of keys for the two kernels that read keys alone) is
 //! loaded striped (16-byte vectors for whole tiles) into shared memory;
 //! each thread takes its `I` consecutive keys and values, flags them, and

@@ -54,14 +54,18 @@ pub const fn items<K, V>() -> usize {
 }
 
 /// Items per thread of `run_length_encode` (keys `K`; the count type does
-/// not size the tile): 96 bytes of keys (24 four-byte, 12 eight-byte), as
-/// the partitions' tiles. Its shared memory holds the staged keys and one
-/// `u16` run end per item (a run's length is the distance between two
-/// ends), so a tile of 24 four-byte keys takes about 39 KiB: 5 blocks of
-/// 256 per multiprocessor, 120 KiB of keys resident against 80 at 16
-/// items with a region for the counts. See `docs/tuning/by_key.md`.
+/// not size the tile): 112 bytes of keys (28 four-byte, 14 eight-byte), as
+/// [`ntr_items`]. Its shared memory holds the staged keys and one `u16`
+/// run end per item (a run's length is the distance between two ends), so
+/// a tile of 28 four-byte keys takes about 45 KiB: 4 blocks of 256 per
+/// multiprocessor (112 KiB of keys resident). On an H200 at 2^28 `i32`
+/// against 24 keys (39 KiB, 5 blocks, 120 KiB resident) in the same call:
+/// 905 -> 860 us at runs of 1 (83.2% -> 87.6% of copy), 468 -> 459.5 at
+/// runs of 8, 424 -> 418 at runs of 1000; at 2^24 1.01-1.02x. The tile's
+/// fixed costs, not the bytes resident, set the pace at long runs. See
+/// `docs/tuning/by_key.md`.
 pub const fn rle_items<K>() -> usize {
-    96 / size_of::<K>()
+    112 / size_of::<K>()
 }
 
 /// Items per thread of `non_trivial_runs` (keys `K`): 112 bytes of keys
