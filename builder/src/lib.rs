@@ -33,7 +33,10 @@
 //! **What it changes:** a kernel that calls
 //! `gpuprim_kernels::gpu::max_registers::<N>()` (as gpuprim's argmin and
 //! argmax segmented reductions do, and so your instances of them) gets
-//! `.maxnreg N` on its entry ([`apply_register_caps`];
+//! `.maxnreg N` on its entry, and one that calls
+//! `gpuprim_kernels::gpu::min_blocks_per_sm::<B, N>()` (gpuprim's chunked
+//! argmin and argmax of 4-byte elements) `.maxntid B, 1, 1` and
+//! `.minnctapersm N` ([`apply_register_caps`];
 //! [`BuildError::MisplacedRegisterCap`] where the call ended up in a
 //! function that is not a kernel). Nothing else in the PTX is touched.
 
@@ -423,15 +426,24 @@ fn newest_asm(dir: &Path, name: &str) -> Option<PathBuf> {
 /// PTX body (an inline-assembly comment), followed by `N`.
 pub const REGISTER_CAP_MARKER: &str = "// gpuprim: .maxnreg ";
 
-/// Turns the register caps that kernels left as comments in their bodies
-/// ([`REGISTER_CAP_MARKER`]) into `.maxnreg N` directives on those
-/// entries (the smallest `N` where there are several), which ptxas and the
-/// driver's JIT obey. Errs with the names of the functions (`.func`, not
-/// inlined into a kernel) that hold a marker: there it would cap nothing.
+/// What `gpuprim_kernels::gpu::min_blocks_per_sm::<B, N>()` leaves in a
+/// kernel's PTX body, followed by `B N`: at most `B` threads a block, at
+/// least `N` blocks a multiprocessor.
+pub const LAUNCH_BOUNDS_MARKER: &str = "// gpuprim: .minnctapersm ";
+
+/// Turns the register caps and launch bounds that kernels left as comments
+/// in their bodies ([`REGISTER_CAP_MARKER`], [`LAUNCH_BOUNDS_MARKER`])
+/// into directives on those entries: `.maxnreg N` (the smallest `N` where
+/// there are several), and `.maxntid B, 1, 1` (unless the entry has one)
+/// with `.minnctapersm N` (the largest `N`), which ptxas and the driver's
+/// JIT obey. Errs with the names of the functions (`.func`, not inlined
+/// into a kernel) that hold a marker: there it would bound nothing.
 pub fn apply_register_caps(ptx: &str) -> Result<String, Vec<String>> {
     let lines: Vec<&str> = ptx.lines().collect();
-    // (line of the body's opening brace, cap) per entry with a marker.
-    let mut caps: Vec<(usize, u32)> = Vec::new();
+    // Per entry with a marker: the line of its body's opening brace, its
+    // register cap and its launch bounds (threads, blocks).
+    type Bounds = Option<(u32, u32)>;
+    let mut caps: Vec<(usize, Option<u32>, Bounds)> = Vec::new();
     let mut misplaced = Vec::new();
     // The item being read: its name, whether it is an entry, the line of
     // its body's `{` once seen, and the brace depth inside it.
@@ -449,16 +461,33 @@ pub fn apply_register_caps(ptx: &str) -> Result<String, Vec<String>> {
             }
         }
         if l.starts_with("//") {
-            if let (Some(n), Some((name, is_entry, Some(open)))) = (l.strip_prefix(REGISTER_CAP_MARKER), &item) {
-                match (n.trim().parse::<u32>(), is_entry) {
-                    (Ok(n), true) => match caps.iter_mut().find(|(at, _)| at == open) {
-                        Some((_, cap)) => *cap = (*cap).min(n),
-                        None => caps.push((*open, n)),
-                    },
-                    _ => {
-                        if !misplaced.contains(name) {
-                            misplaced.push(name.clone());
+            if let Some((name, is_entry, Some(open))) = &item {
+                let cap = l.strip_prefix(REGISTER_CAP_MARKER).map(|n| n.trim().parse::<u32>().ok());
+                let bounds = l.strip_prefix(LAUNCH_BOUNDS_MARKER).map(|t| {
+                    let mut it = t.split_whitespace().map(|x| x.parse::<u32>().ok());
+                    match (it.next().flatten(), it.next().flatten()) {
+                        (Some(b), Some(n)) => Some((b, n)),
+                        _ => None,
+                    }
+                });
+                let bad = matches!(cap, Some(None)) || matches!(bounds, Some(None));
+                if (cap.is_some() || bounds.is_some()) && (bad || !is_entry) {
+                    if !misplaced.contains(name) {
+                        misplaced.push(name.clone());
+                    }
+                } else if cap.is_some() || bounds.is_some() {
+                    let k = match caps.iter().position(|(at, _, _)| at == open) {
+                        Some(k) => k,
+                        None => {
+                            caps.push((*open, None, None));
+                            caps.len() - 1
                         }
+                    };
+                    if let Some(Some(n)) = cap {
+                        caps[k].1 = Some(caps[k].1.map_or(n, |c| c.min(n)));
+                    }
+                    if let Some(Some((b, n))) = bounds {
+                        caps[k].2 = Some(caps[k].2.map_or((b, n), |(b0, n0)| (b0.min(b), n0.max(n))));
                     }
                 }
             }
@@ -487,10 +516,21 @@ pub fn apply_register_caps(ptx: &str) -> Result<String, Vec<String>> {
     if !misplaced.is_empty() {
         return Err(misplaced);
     }
-    let mut out = String::with_capacity(ptx.len() + 16 * caps.len());
+    let mut out = String::with_capacity(ptx.len() + 40 * caps.len());
     for (i, line) in lines.iter().enumerate() {
-        if let Some((_, n)) = caps.iter().find(|(at, _)| *at == i) {
-            out.push_str(&format!(".maxnreg {n}\n"));
+        if let Some((_, cap, bounds)) = caps.iter().find(|(at, _, _)| *at == i) {
+            if let Some(n) = cap {
+                out.push_str(&format!(".maxnreg {n}\n"));
+            }
+            if let Some((b, n)) = bounds {
+                // The directives between the entry's parameters and its
+                // body: a `.maxntid` there already stays the only one.
+                let head = lines[..i].iter().rev().take_while(|l| !l.trim_start().starts_with(".visible .entry"));
+                if !head.into_iter().any(|l| l.trim_start().starts_with(".maxntid")) {
+                    out.push_str(&format!(".maxntid {b}, 1, 1\n"));
+                }
+                out.push_str(&format!(".minnctapersm {n}\n"));
+            }
         }
         out.push_str(line);
         out.push('\n');
@@ -589,6 +629,23 @@ mod tests {
         // Nothing else changes.
         assert_eq!(out.replace(")\n.maxnreg 40\n{", ")\n{"), CAPPED);
         assert_eq!(apply_register_caps("no kernels\n").unwrap(), "no kernels\n");
+    }
+
+    #[test]
+    fn launch_bounds_become_directives_on_their_entries_only() {
+        let marked = CAPPED.replace("// gpuprim: .maxnreg 40", "// gpuprim: .minnctapersm 256 5");
+        let out = apply_register_caps(&marked).unwrap();
+        assert!(out.contains(")\n.maxnreg 48\n.maxntid 256, 1, 1\n.minnctapersm 5\n{"), "{out}");
+        assert_eq!(out.matches(".minnctapersm").count(), 1 + 1, "{out}");
+        // An entry with its own `.maxntid` keeps it as the only one.
+        let own = "// gpuprim: .minnctapersm 128 4";
+        let ptx = format!(".visible .entry k(\n)\n.maxntid 256, 1, 1\n{{\n\t{own}\n\tret;\n}}\n");
+        let out = apply_register_caps(&ptx).unwrap();
+        assert_eq!(out.matches(".maxntid").count(), 1, "{out}");
+        assert!(out.contains(".maxntid 256, 1, 1\n.minnctapersm 4\n{"), "{out}");
+        // Outside a kernel, or unreadable: refused.
+        let bad = ".visible .entry k(\n)\n{\n\t// gpuprim: .minnctapersm 256\n\tret;\n}\n";
+        assert_eq!(apply_register_caps(bad), Err(vec!["k".to_string()]));
     }
 
     #[test]

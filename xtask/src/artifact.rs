@@ -1003,6 +1003,8 @@ $L__BB9_12:
         let nvptx = include_str!("../../kernels/src/gpu/nvptx.rs");
         let asm = format!("asm!(\"{}{{n}}\"", gpuprim_builder::REGISTER_CAP_MARKER);
         assert!(nvptx.contains(&asm), "kernels/src/gpu/nvptx.rs no longer writes {asm}");
+        let asm = format!("asm!(\"{}{{b}} {{n}}\"", gpuprim_builder::LAUNCH_BOUNDS_MARKER);
+        assert!(nvptx.contains(&asm), "kernels/src/gpu/nvptx.rs no longer writes {asm}");
     }
 
     #[test]

@@ -43,6 +43,20 @@ pub fn max_registers<const N: u32>() {
     imp::max_registers::<N>()
 }
 
+/// Launch bounds for the kernel that calls this: at most `B` threads a
+/// block, at least `N` blocks a multiprocessor. ptxas then keeps the
+/// registers within `65536 / (B N)` and schedules for that budget (where
+/// a kernel left unbounded may settle on fewer registers than the blocks
+/// it gets allow, and keep fewer loads in flight). The call leaves a
+/// comment (`gpuprim_builder::LAUNCH_BOUNDS_MARKER`, `B` and `N`) that
+/// `gpuprim-builder` and `cargo xtask artifact` turn into the entry's
+/// `.maxntid B, 1, 1` and `.minnctapersm N`; call it as
+/// [`max_registers`]. Nothing on the host.
+#[inline(always)]
+pub fn min_blocks_per_sm<const B: u32, const N: u32>() {
+    imp::min_blocks_per_sm::<B, N>()
+}
+
 /// Index of this thread in its block (`threadIdx.x`).
 #[inline(always)]
 pub fn thread_idx() -> u32 {

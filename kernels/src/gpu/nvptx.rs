@@ -62,6 +62,14 @@ pub fn max_registers<const N: u32>() {
     unsafe { asm!("// gpuprim: .maxnreg {n}", n = const N, options(nomem, nostack, preserves_flags)) };
 }
 #[inline(always)]
+pub fn min_blocks_per_sm<const B: u32, const N: u32>() {
+    // SAFETY: a comment, no instruction: `gpuprim_builder::LAUNCH_BOUNDS_MARKER`,
+    // the threads and the blocks.
+    unsafe {
+        asm!("// gpuprim: .minnctapersm {b} {n}", b = const B, n = const N, options(nomem, nostack, preserves_flags))
+    };
+}
+#[inline(always)]
 pub fn div_approx(a: f32, b: f32) -> f32 {
     let q: f32;
     // SAFETY: a register-to-register operation.

@@ -108,10 +108,11 @@ pub unsafe fn segmented_plan<const B: u32>(
                 // SAFETY: the header's count.
                 at = unsafe { atomic::add(header.add(COUNT), total) };
             }
-            first = gpu_warp::shfl_idx(at, 0) + incl - chunks;
+            let at = gpu_warp::shfl_idx(at, 0);
+            first = at + incl - chunks;
             // The warp's items past the room (overlapping pairs): none of
             // them written, the work kernel told (all lanes agree).
-            let end = gpu_warp::shfl_idx(at, 0) as u64 + total as u64;
+            let end = at as u64 + total as u64;
             if end > cap {
                 if lane == 0 {
                     // SAFETY: the header's overflow word.
@@ -219,6 +220,16 @@ pub unsafe fn segmented_chunks<R: SegmentedReduction, const B: u32, const V: usi
     if size_of::<R::In>() <= 4 && !R::NEEDS_START {
         gpu::max_registers::<{ policy::CHUNKS_REGISTERS }>();
     }
+    // Argmin and argmax of 4-byte elements are bounded to five blocks
+    // instead: left unbounded, ptxas (13.0, sm_90) gave the `i32` kernel
+    // 44-46 registers and kept two to four of a round's eight loads in
+    // flight; bounded, 48 and four at once, as the kernel had before the
+    // begin/end pairs came here (H200, `i32` mixed lengths in the same
+    // call: 296.5 -> 286 us at 2^28, 33.4 -> 32.0 at 2^24; `f32`, 48
+    // registers either way, the same). Five blocks either way.
+    if size_of::<R::In>() <= 4 && R::NEEDS_START {
+        gpu::min_blocks_per_sm::<B, { policy::CHUNKS_BLOCKS_INDEXED }>();
+    }
     let header = temp as *mut u32;
     let [items_at, arrive_at, partials_at, _] = policy::chunks_layout::<R::Acc>(cap);
     let items = (temp as *mut u8).wrapping_add(items_at) as *const u64;
@@ -227,13 +238,16 @@ pub unsafe fn segmented_chunks<R: SegmentedReduction, const B: u32, const V: usi
     let smem = Shared::<u8>::dynamic();
     let odd = policy::chunks_slots_odd::<R::Acc>(B);
     let words = smem.after::<u32>(policy::chunks_words_at::<R::Acc>(B));
-    let short_len = Ord::max(short_len, 1);
     let tid = gpu::thread_idx();
     // SAFETY: the header (the plan's count and overflow word, written by
-    // the launch before). After an overflow no item is taken: every
-    // segment gets a warp.
-    let overflow = unsafe { global::load(header.add(OVERFLOW)) } != 0;
-    let count = if overflow { 0 } else { unsafe { global::load(header.add(COUNT)) as u64 } };
+    // the launch before). After an overflow no item is taken, and every
+    // segment is short: it gets a warp. Both words are loaded before
+    // either is looked at, and the overflow folds into `count` and
+    // `short_len`, so the short segments' loop tests what it tested before
+    // begin/end pairs came here.
+    let (overflow, planned) = unsafe { (global::load(header.add(OVERFLOW)), global::load(header.add(COUNT))) };
+    let count = if overflow != 0 { 0 } else { planned as u64 };
+    let short_len = if overflow != 0 { u64::MAX } else { Ord::max(short_len, 1) };
     let batch = policy::SHORT_BATCH as u64;
     let total = count + segments.div_ceil(batch);
     let take = || -> u32 {
@@ -335,7 +349,7 @@ pub unsafe fn segmented_chunks<R: SegmentedReduction, const B: u32, const V: usi
                 // Bad pairs were counted by the plan; they give the
                 // identity, reading nothing.
                 let ok = b <= e && e <= n;
-                if ok && e - b >= short_len && !overflow {
+                if ok && e - b >= short_len {
                     continue;
                 }
                 let (b, e) = if ok { (b, e) } else { (0, 0) };

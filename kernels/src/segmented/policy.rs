@@ -535,6 +535,11 @@ pub const CHUNKS_BLOCKS_PER_SM: u32 = 6;
 /// Registers a thread of the work kernel may use (4-byte inputs under
 /// plain operators): six blocks of [`CHUNKS_BLOCK`] a multiprocessor.
 pub const CHUNKS_REGISTERS: u32 = 40;
+/// Blocks of the work kernel a multiprocessor for argmin and argmax of
+/// 4-byte elements, given to ptxas as launch bounds
+/// ([`crate::gpu::min_blocks_per_sm`]): 48 registers, the five blocks they
+/// ran at unbounded, with a round's loads more in flight.
+pub const CHUNKS_BLOCKS_INDEXED: u32 = 5;
 /// Bytes of input a chunk holds below [`CHUNK_LARGE_FROM`] bytes of
 /// input: 16,384 four-byte elements.
 // H200 prototype, 2^28 `u32`: chunks of 8,192 elements 2-4% slower at mixed lengths (more partials and atomics), 16,384-65,536 alike.
