@@ -35,7 +35,8 @@
 //! argmax segmented reductions do, and so your instances of them) gets
 //! `.maxnreg N` on its entry, and one that calls
 //! `gpuprim_kernels::gpu::min_blocks_per_sm::<B, N>()` (gpuprim's chunked
-//! argmin and argmax of 4-byte elements) `.maxntid B, 1, 1` and
+//! argmin and argmax of 4-byte elements, its by-key kernels that write
+//! runs) `.maxntid B, 1, 1` and
 //! `.minnctapersm N` ([`apply_register_caps`];
 //! [`BuildError::MisplacedRegisterCap`] where the call ended up in a
 //! function that is not a kernel). Nothing else in the PTX is touched.

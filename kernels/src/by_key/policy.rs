@@ -53,6 +53,17 @@ pub const fn items<K, V>() -> usize {
     if size_of::<K>() == 8 && size_of::<V>() == 4 { 14 } else { items_for(size_of::<K>(), size_of::<V>()) }
 }
 
+/// Blocks of 256 a multiprocessor that `reduce_by_key` (8-byte keys,
+/// 4-byte values), `run_length_encode` and `non_trivial_runs` (4-byte
+/// keys) declare to ptxas as launch bounds
+/// ([`crate::gpu::min_blocks_per_sm`]): the four their shared memory
+/// allows. Left unbounded, ptxas gave them 40-48 registers, which four
+/// blocks do not need; bounded, 57-64 (ptxas 13.0 sm_90, no spill), with
+/// more of the tile's work in flight. H200, `i32`, one round each in the
+/// same call: 1.01-1.02x at 2^28 (`reduce_by_key` run8 1088 -> 1069 us),
+/// 1.01-1.04x at 2^24. See `docs/tuning/by_key.md`.
+pub const RUN_BLOCKS_PER_SM: u32 = 4;
+
 /// Items per thread of `run_length_encode` (keys `K`; the count type does
 /// not size the tile): 112 bytes of keys (28 four-byte, 14 eight-byte), as
 /// [`ntr_items`]. Its shared memory holds the staged keys and one `u16`

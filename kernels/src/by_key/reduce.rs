@@ -2,11 +2,12 @@
 //! encoding and the non-trivial runs. See the [module docs](super) for the
 //! scan they share.
 
-use super::policy::{PREFETCH_RUNS, tile_len};
+use super::policy::{self, PREFETCH_RUNS, tile_len};
 use super::{Local, Ones, Pairs, RunEdge, Value, emit_runs, open_key_tile, pad, positions_bytes};
 use crate::block::tile::{first_items, read_items};
 use crate::gpu::{self, global};
 use crate::ops::{Element, Monoid, Sum};
+use core::mem::size_of;
 
 /// This thread's item `j` as a position in the tile.
 #[inline(always)]
@@ -47,6 +48,10 @@ pub unsafe fn reduce_by_key<K: Element, V: Value, Op: Monoid<V>, const B: u32, c
     spare: *mut u64,
     spare_words: u64,
 ) {
+    // Launch bounds where shared memory allows four blocks (14 items).
+    if B == policy::BLOCK && size_of::<K>() == 8 && size_of::<V>() == 4 {
+        gpu::min_blocks_per_sm::<B, { policy::RUN_BLOCKS_PER_SM }>();
+    }
     // SAFETY (throughout): the caller's contract; each region's output
     // slots (at most tile + 1) inside it.
     let t = unsafe {
@@ -100,6 +105,10 @@ pub unsafe fn run_length_encode<K: Element, C: Value + Element<Wide = u64>, cons
     spare: *mut u64,
     spare_words: u64,
 ) {
+    // Launch bounds where shared memory allows four blocks (28 keys).
+    if B == policy::BLOCK && size_of::<K>() == 4 {
+        gpu::min_blocks_per_sm::<B, { policy::RUN_BLOCKS_PER_SM }>();
+    }
     // SAFETY (throughout): as in `reduce_by_key`. No second region: a
     // run's length follows from its end and the one before.
     let t = unsafe {
@@ -156,6 +165,10 @@ pub unsafe fn non_trivial_runs<K: Element, C: Value + Element<Wide = u64>, const
     spare: *mut u64,
     spare_words: u64,
 ) {
+    // Launch bounds where shared memory allows four blocks (28 keys).
+    if B == policy::BLOCK && size_of::<K>() == 4 {
+        gpu::min_blocks_per_sm::<B, { policy::RUN_BLOCKS_PER_SM }>();
+    }
     // SAFETY (throughout): as in `reduce_by_key`. No second region: a
     // run's slot holds its first and last tile positions, and a tile has
     // at most `tile_len / 2` runs of two or more, so the slots fit the
