@@ -526,7 +526,10 @@ pub fn apply_register_caps(ptx: &str) -> Result<String, Vec<String>> {
             if let Some((b, n)) = bounds {
                 // The directives between the entry's parameters and its
                 // body: a `.maxntid` there already stays the only one.
-                let head = lines[..i].iter().rev().take_while(|l| !l.trim_start().starts_with(".visible .entry"));
+                let head = lines[..i].iter().rev().take_while(|l| {
+                    let l = l.trim_start();
+                    !(l.starts_with(".visible .entry") || l.starts_with(".entry"))
+                });
                 if !head.into_iter().any(|l| l.trim_start().starts_with(".maxntid")) {
                     out.push_str(&format!(".maxntid {b}, 1, 1\n"));
                 }
@@ -644,6 +647,10 @@ mod tests {
         let out = apply_register_caps(&ptx).unwrap();
         assert_eq!(out.matches(".maxntid").count(), 1, "{out}");
         assert!(out.contains(".maxntid 256, 1, 1\n.minnctapersm 4\n{"), "{out}");
+        // An entry without `.visible` after one with `.maxntid` gets its own.
+        let two = format!("{ptx}.entry j(\n)\n{{\n\t{own}\n\tret;\n}}\n");
+        let out = apply_register_caps(&two).unwrap();
+        assert!(out.contains(".entry j(\n)\n.maxntid 128, 1, 1\n.minnctapersm 4\n{"), "{out}");
         // Outside a kernel, or unreadable: refused.
         let bad = ".visible .entry k(\n)\n{\n\t// gpuprim: .minnctapersm 256\n\tret;\n}\n";
         assert_eq!(apply_register_caps(bad), Err(vec!["k".to_string()]));
