@@ -241,10 +241,10 @@ pub unsafe fn segmented_chunks<R: SegmentedReduction, const B: u32, const V: usi
     let tid = gpu::thread_idx();
     // SAFETY: the header (the plan's count and overflow word, written by
     // the launch before). After an overflow no item is taken, and every
-    // segment is short: it gets a warp. Both words are loaded before
-    // either is looked at, and the overflow folds into `count` and
-    // `short_len`, so the short segments' loop tests what it tested before
-    // begin/end pairs came here.
+    // segment is short: it gets a warp. The overflow folds into `count`
+    // and `short_len`, so the short segments' loop tests what it tested
+    // before begin/end pairs came here (measured the same as testing the
+    // overflow there; the speed came back with the launch bounds above).
     let (overflow, planned) = unsafe { (global::load(header.add(OVERFLOW)), global::load(header.add(COUNT))) };
     let count = if overflow != 0 { 0 } else { planned as u64 };
     let short_len = if overflow != 0 { u64::MAX } else { Ord::max(short_len, 1) };
