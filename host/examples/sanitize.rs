@@ -28,7 +28,7 @@
 
 use gpuprim::reduce::{BLOCK_SIZES, Finish, Float, ReduceAlgorithm, Reducer};
 use gpuprim::scan::{Affine, BitAnd, BitOr, BitXor, Compose, Max, Min, Monoid, Product, Ring, ScanItem, ScanOp, Sum};
-use gpuprim::segmented::{ArgMin as SegArgMin, Segmented, Sum as SegSum};
+use gpuprim::segmented::{ArgMin as SegArgMin, Segmented, SegmentedOp, Sum as SegSum};
 use gpuprim::{BackendKind, Context, DeviceBuffer, DeviceRepr, Predicate, Scalar, Scan, ScanAlgorithm, ScanTemp};
 use gpuprim_kernels::ops::{Element, Integer};
 use std::collections::BTreeSet;
@@ -667,6 +667,21 @@ fn check_segmented_argmin<T: Elem>(ctx: &Context, n: usize, seed: u64) -> Res {
     offsets_argmins(ctx, &ctx.segmented(), &input, &xs, &offsets, ", short on average,")
 }
 
+/// `seg`'s reduction with `op` of `input` over CSR `offsets` (uploaded
+/// here), read back: one result a segment.
+fn reduce_offsets<T: Elem, Op: SegmentedOp<T>>(
+    ctx: &Context,
+    seg: &Segmented<'_>,
+    input: &DeviceBuffer<T>,
+    offsets: &[u64],
+    op: Op,
+) -> Result<Vec<Op::Out>, String> {
+    let offs = ctx.upload(offsets).map_err(e)?;
+    let mut out = ctx.alloc::<Op::Out>(offsets.len() - 1).map_err(e)?;
+    seg.reduce(input, &offs, &mut out, op).map_err(e)?;
+    out.to_vec().map_err(e)
+}
+
 /// `seg`'s sums of `xs` (on the device as `input`) over CSR `offsets`,
 /// each checked against the CPU; `how` names the case in an error.
 fn offsets_sums<T: Elem>(
@@ -677,12 +692,8 @@ fn offsets_sums<T: Elem>(
     offsets: &[u64],
     how: &str,
 ) -> Res {
-    let offs = ctx.upload(offsets).map_err(e)?;
-    let segments = offsets.len() - 1;
-    let mut out = ctx.alloc::<T>(segments).map_err(e)?;
-    seg.reduce(input, &offs, &mut out, SegSum).map_err(e)?;
-    let got = out.to_vec().map_err(e)?;
-    for s in 0..segments {
+    let got = reduce_offsets(ctx, seg, input, offsets, SegSum)?;
+    for s in 0..got.len() {
         let part = &xs[offsets[s] as usize..offsets[s + 1] as usize];
         check_total(got[s], sum_terms(part), 0.0).map_err(|m| format!("segmented_reduce{how} segment {s}: {m}"))?;
     }
@@ -700,12 +711,8 @@ fn offsets_argmins<T: Elem>(
     offsets: &[u64],
     how: &str,
 ) -> Res {
-    let offs = ctx.upload(offsets).map_err(e)?;
-    let segments = offsets.len() - 1;
-    let mut out = ctx.alloc::<u64>(segments).map_err(e)?;
-    seg.reduce(input, &offs, &mut out, SegArgMin).map_err(e)?;
-    let got = out.to_vec().map_err(e)?;
-    for s in 0..segments {
+    let got = reduce_offsets(ctx, seg, input, offsets, SegArgMin)?;
+    for s in 0..got.len() {
         let (a, b) = (offsets[s] as usize, offsets[s + 1] as usize);
         let want = (a..b).fold(None, |best: Option<usize>, i| match best {
             Some(j) if xs[j] <= xs[i] => Some(j),
