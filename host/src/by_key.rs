@@ -69,7 +69,7 @@ use crate::error::{Error, Result};
 use crate::kernel::{Family, Instance};
 use crate::scan::ScanOp;
 use crate::single_pass::{Halves, Region};
-use gpuprim_kernels::by_key::{policy, smem_bytes};
+use gpuprim_kernels::by_key::{NO_POSITIONS, TILE_POSITIONS, WARP_POSITIONS, policy, smem_bytes};
 use gpuprim_kernels::single_pass::{status_bytes, to_words};
 use gpuprim_kernels::{Arg, HostKernel};
 
@@ -252,12 +252,12 @@ impl<'c> ByKey<'c> {
         self.block
     }
 
-    /// Elements one block of `reduce_by_key` and of the scans by key
-    /// covers for keys `K` and values `V` (for the segmented scans, `K` is
-    /// `u32`). Items per thread follow the bytes an item takes
-    /// ([`policy::items`]): 16 for 4 + 4 bytes, 14 for 8-byte keys with
-    /// 4-byte values, 12 for 4 + 8, 8 for 8 + 8. The run kernels, which
-    /// read keys alone, have tiles of their own:
+    /// Elements one block of the scans by key covers for keys `K` and
+    /// values `V` (for the segmented scans, `K` is `u32`). Items per
+    /// thread follow the bytes an item takes ([`policy::items`]): 16 for
+    /// 4 + 4 bytes, 14 for 8-byte keys with 4-byte values, 12 for 4 + 8,
+    /// 8 for 8 + 8. `reduce_by_key` and the run kernels have tiles of
+    /// their own: [`ByKey::reduce_tile_len`],
     /// [`ByKey::run_length_tile_len`], [`ByKey::non_trivial_tile_len`].
     ///
     /// ```
@@ -270,6 +270,21 @@ impl<'c> ByKey<'c> {
     /// ```
     pub fn tile_len<K: Scalar, V: Scalar>(&self) -> u64 {
         policy::tile_len(self.block, policy::items::<K, V>())
+    }
+
+    /// Elements one block of `reduce_by_key` covers for keys `K` and
+    /// values `V` ([`policy::reduce_items`]): as [`ByKey::tile_len`], but
+    /// 16 items a thread for 8-byte keys with 4-byte values.
+    ///
+    /// ```
+    /// let ctx = gpuprim::Context::emulator();
+    /// let by = ctx.by_key();
+    /// assert_eq!(by.reduce_tile_len::<u32, i32>(), 16 * by.chosen_block_size() as u64);
+    /// assert_eq!(by.reduce_tile_len::<u64, f32>(), 16 * by.chosen_block_size() as u64);
+    /// assert_eq!(by.reduce_tile_len::<u64, f64>(), 8 * by.chosen_block_size() as u64);
+    /// ```
+    pub fn reduce_tile_len<K: Scalar, V: Scalar>(&self) -> u64 {
+        policy::tile_len(self.block, policy::reduce_items::<K, V>())
     }
 
     /// Elements one block of `run_length_encode` covers for items `T`
@@ -531,8 +546,9 @@ impl<'c> ByKey<'c> {
         check_count(&count.view)?;
         let cap = out1.view.len().min(out2.view.len()) as u64;
         let what = Instance::of(V::NAME).op(Op::NAME).key(K::NAME);
-        let items = policy::items::<K, V>();
-        let launch = self.kernel("reduce_by_key", what, smem_bytes::<K, K, V, V>(self.block, items, true), items)?;
+        let items = policy::reduce_items::<K, V>();
+        let launch =
+            self.kernel("reduce_by_key", what, smem_bytes::<K, K, V, V>(self.block, items, WARP_POSITIONS), items)?;
         let (k, v, u, a, c) = (keys.view.arg(), values.view.arg(), out1.view.arg(), out2.view.arg(), count.view.arg());
         self.run(&launch, n as u64, Some(count.view.addr()), temp, |r| {
             vec![k, v, u, a, c, (n as u64).into(), cap.into(), Arg::Ptr(r.temp), Arg::Ptr(r.spare), spare_words(&r)]
@@ -566,7 +582,7 @@ impl<'c> ByKey<'c> {
         // Run lengths are sums of ones: the kernels carry the `sum` name.
         let what = Instance::of(C::NAME).op("sum").key(T::NAME);
         let items = if family == "run_length_encode" { policy::rle_items::<T>() } else { policy::ntr_items::<T>() };
-        let smem = smem_bytes::<T, T, (), ()>(self.block, items, true);
+        let smem = smem_bytes::<T, T, (), ()>(self.block, items, TILE_POSITIONS);
         let launch = self.kernel(family, what, smem, items)?;
         let (x, a, b, c) = (input.view.arg(), out1.view.arg(), out2.view.arg(), count.view.arg());
         self.run(&launch, n as u64, Some(count.view.addr()), temp, |r| {
@@ -590,7 +606,8 @@ impl<'c> ByKey<'c> {
         check_len("scan_by_key output", n, output.view.len())?;
         let what = Instance::of(V::NAME).op(Op::NAME).key(K::NAME);
         let items = policy::items::<K, V>();
-        let launch = self.kernel("scan_by_key", what, smem_bytes::<K, K, V, V>(self.block, items, false), items)?;
+        let launch =
+            self.kernel("scan_by_key", what, smem_bytes::<K, K, V, V>(self.block, items, NO_POSITIONS), items)?;
         let (k, v, o) = (keys.view.arg(), values.view.arg(), output.view.arg());
         let init = to_words(init)[0];
         self.run(&launch, n as u64, None, temp, |r| {
@@ -623,7 +640,7 @@ impl<'c> ByKey<'c> {
         let what = Instance::of(T::NAME).op(Op::NAME);
         let items = policy::segmented_items::<T>();
         let launch =
-            self.kernel("segmented_scan", what, smem_bytes::<u32, u32, T, T>(self.block, items, false), items)?;
+            self.kernel("segmented_scan", what, smem_bytes::<u32, u32, T, T>(self.block, items, NO_POSITIONS), items)?;
         let (x, offs, m, o) = (input.view.arg(), offsets.view.arg(), offsets.view.len() as u64, output.view.arg());
         let init = to_words(init)[0];
         self.run(&launch, n as u64, None, temp, |r| {

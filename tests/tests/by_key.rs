@@ -87,6 +87,9 @@ enum Runs {
     One,
     /// Random lengths, 1 ..= 2 * mean - 1.
     Mean(u64),
+    /// Runs of one, and about one run in 40 of 17 ..= 48: warps that
+    /// write many runs, with threads among them that write none.
+    Gaps,
 }
 
 /// `n` keys in runs as `runs` says; neighbouring runs have different keys
@@ -99,11 +102,17 @@ fn keys<K: Key>(rng: &mut Rng, n: usize, runs: Runs) -> Vec<K> {
             Runs::Ones => 1,
             Runs::One => n,
             Runs::Mean(m) => 1 + rng.below(2 * m - 1) as usize,
+            Runs::Gaps => gap_len(rng),
         };
         out.extend(std::iter::repeat_n(K::of(key), len.min(n - out.len())));
         key = (key + 1 + rng.below(4)) % 5;
     }
     out
+}
+
+/// A run length of [`Runs::Gaps`].
+fn gap_len(rng: &mut Rng) -> usize {
+    if rng.below(40) == 0 { 17 + rng.below(32) as usize } else { 1 }
 }
 
 /// `(start, length)` of every run of equal consecutive keys.
@@ -165,6 +174,7 @@ fn runs_strategy() -> impl Strategy<Value = Runs> {
     prop_oneof![
         1 => Just(Runs::Ones),
         1 => Just(Runs::One),
+        1 => Just(Runs::Gaps),
         4 => proptest::sample::select(vec![2u64, 3, 7, 40, 600, 5000]).prop_map(Runs::Mean),
     ]
 }
@@ -321,6 +331,7 @@ fn offsets(rng: &mut Rng, n: usize, runs: Runs) -> Vec<u64> {
         let len = match runs {
             Runs::Ones => 1,
             Runs::One => n,
+            Runs::Gaps => gap_len(rng),
             Runs::Mean(m) => {
                 if rng.below(4) == 0 {
                     0
@@ -453,7 +464,7 @@ backend_test!(every_operation_is_exact_at_tile_edges_for_runs_of_one_of_n_and_be
         let by = ctx.by_key().block_size(block);
         let tile = by.tile_len::<u32, i32>() as usize;
         for n in [1, 2, 31, 32, 33, tile - 1, tile, tile + 1, 2 * tile - 1, 2 * tile + 1, 5 * tile + 3] {
-            for runs in [Runs::Ones, Runs::One, Runs::Mean(3), Runs::Mean(tile as u64 / 2 + 1)] {
+            for runs in [Runs::Ones, Runs::One, Runs::Gaps, Runs::Mean(3), Runs::Mean(tile as u64 / 2 + 1)] {
                 let c = Case { n, seed: n as u64 * 31 + block as u64, runs };
                 reduce_case::<u32, i32, Sum>(ctx, &by, c).unwrap();
                 scan_case::<u32, i32, Sum>(ctx, &by, c, false).unwrap();
@@ -480,11 +491,13 @@ backend_test!(every_operation_is_exact_at_tile_edges_for_runs_of_one_of_n_and_be
             }
         }
         // The benchmarked shapes: `u64` keys with 4-byte values, whose
-        // tiles take 12 items a thread (16 for `u32` keys above).
+        // tiles take 16 items a thread for reduce-by-key and 14 for the
+        // scans; each at the other's tile edges too.
         if block == DEFAULT_BLOCK {
-            let tile = by.tile_len::<u64, i32>() as usize;
-            for n in [tile - 1, tile, tile + 1, 2 * tile + 1, 5 * tile + 3] {
-                for runs in [Runs::Ones, Runs::One, Runs::Mean(3), Runs::Mean(tile as u64 / 2 + 1)] {
+            let tiles = [by.reduce_tile_len::<u64, i32>() as usize, by.tile_len::<u64, i32>() as usize];
+            for n in tiles.into_iter().flat_map(|tile| [tile - 1, tile, tile + 1, 2 * tile + 1, 5 * tile + 3]) {
+                let tile = tiles[0];
+                for runs in [Runs::Ones, Runs::One, Runs::Gaps, Runs::Mean(3), Runs::Mean(tile as u64 / 2 + 1)] {
                     let c = Case { n, seed: n as u64 * 41 + 7, runs };
                     reduce_case::<u64, i32, Sum>(ctx, &by, c).unwrap();
                     reduce_case::<u64, f32, Max>(ctx, &by, c).unwrap();

@@ -34,8 +34,10 @@
 //! | [`scan::segmented_scan`] | a segment start from the offsets | value | every item |
 //!
 //! **A tile** of [`policy::BLOCK`] threads x `I` items
-//! ([`policy::items`]: 16, 14 or 8 by the bytes an item takes; 112
-//! bytes of keys for the two kernels that read keys alone) is
+//! ([`policy::items`]: 16, 14 or 8 by the bytes an item takes; 16 for
+//! reduce-by-key with 8-byte keys and 4-byte values,
+//! [`policy::reduce_items`]; 112 bytes of keys for the two kernels that
+//! read keys alone) is
 //! loaded striped (16-byte vectors for whole tiles) into shared memory;
 //! each thread takes its `I` consecutive keys and values, flags them, and
 //! combines its pairs as [`Local`]s (32-bit counts: a tile has fewer than
@@ -53,13 +55,17 @@
 //! with the per-item fold).
 //!
 //! **Outputs** are written coalesced: the scans put their results back in
-//! the staged tile and store it striped; the run-producing kernels keep
-//! what each run's output needs at slot `c - c_before` (reduce-by-key its
-//! last position and its value, in the no longer needed staged values;
-//! run-length encoding its last position alone, its length being the
-//! distance from the slot before), then the block writes the tile's
-//! contiguous range of runs, whose bounds follow from two flags and the
-//! tile's count (`emit_runs`). The two kernels that read keys alone so
+//! the staged tile and store it striped; run-length encoding and the
+//! non-trivial runs keep what each run's output needs at slot `c -
+//! c_before` (the run's last position, its length being the distance from
+//! the slot before), then the block writes the tile's contiguous range of
+//! runs, whose bounds follow from two flags and the tile's count
+//! (`emit_runs`). Reduce-by-key keeps a run's value where its last item's
+//! value was staged and its position at the run's slot in its warp, and
+//! each warp writes its own runs (`emit_runs_by_warp`): no region as long
+//! as the tile, so 16 items of `u64` keys and 4-byte values fit four
+//! blocks a multiprocessor (1.05-1.10x at runs of 8 and 1000 on an H200
+//! against 14 items). The two kernels that read keys alone so
 //! keep no tile-sized region but the keys' and the positions': at 2^28
 //! `i32` on an H200 run-length encoding holds 5 blocks of 24 keys a thread
 //! per multiprocessor where 16-key tiles and a region for the counts held
@@ -240,22 +246,37 @@ const fn region_bytes<S, O>(b: u32, items: usize) -> usize {
     round16(max(tile_slots::<S>(b, items) * size_of::<S>(), (len + 1) * size_of::<O>()))
 }
 
-/// Bytes of the positions region: `len + 1` tile positions (`u16`).
-pub(crate) const fn positions_bytes(b: u32, items: usize) -> usize {
-    round16((tile_len(b, items) as usize + 1) * 2)
+/// No positions region (the scans by key).
+pub const NO_POSITIONS: u8 = 0;
+/// A positions region of `len + 1` tile positions (`u16`), by the runs'
+/// slots in the tile (run-length encoding, the non-trivial runs).
+pub const TILE_POSITIONS: u8 = 1;
+/// A positions region of [`policy::WARP_RUNS`] tile positions (`u16`) a
+/// warp, by the runs' slots in the warp (reduce-by-key,
+/// `emit_runs_by_warp`).
+pub const WARP_POSITIONS: u8 = 2;
+
+/// Bytes of the positions region of kind `positions` ([`NO_POSITIONS`],
+/// [`TILE_POSITIONS`] or [`WARP_POSITIONS`]).
+pub(crate) const fn positions_bytes(b: u32, items: usize, positions: u8) -> usize {
+    match positions {
+        TILE_POSITIONS => round16((tile_len(b, items) as usize + 1) * 2),
+        WARP_POSITIONS => round16(b.div_ceil(gpu::WARP_SIZE) as usize * policy::WARP_RUNS * 2),
+        _ => 0,
+    }
 }
 
 /// Dynamic shared memory of a by-key kernel at block size `b` and `items`
 /// per thread: region A (staged `SA`, then outputs `OA`), region B
-/// (staged `SB`, then outputs `OB`), where `positions` says so (the
-/// kernels that produce one output per run; not the scans) the positions
-/// of the tile's runs (`u16`, for outputs read from the staged keys at the
-/// end), the block scan's warp slots, the look-back's, one word and the
-/// tile's two edge flags.
-pub const fn smem_bytes<SA, OA, SB, OB>(b: u32, items: usize, positions: bool) -> usize {
+/// (staged `SB`, then outputs `OB`), the positions region of the kind
+/// `positions` says (the kernels that produce one output per run: the
+/// tile positions of their runs, `u16`, for outputs read from the staged
+/// keys at the end; none for the scans), the block scan's warp slots, the
+/// look-back's, one word and the tile's two edge flags.
+pub const fn smem_bytes<SA, OA, SB, OB>(b: u32, items: usize, positions: u8) -> usize {
     region_bytes::<SA, OA>(b, items)
         + region_bytes::<SB, OB>(b, items)
-        + if positions { positions_bytes(b, items) } else { 0 }
+        + positions_bytes(b, items, positions)
         + WARP_SLOTS * 16
         + round16(look_back_smem_bytes::<[u64; 2]>())
         + 16
@@ -285,14 +306,14 @@ pub(crate) struct TileSmem<V: Value> {
 
 impl<V: Value> TileSmem<V> {
     #[inline(always)]
-    pub(crate) fn carve<SA, OA, SB, OB, const I: usize, const POS: bool>(b: u32) -> Self {
+    pub(crate) fn carve<SA, OA, SB, OB, const I: usize, const POS: u8>(b: u32) -> Self {
         const { assert!(smem_bytes::<SA, OA, SB, OB>(policy::BLOCK, I, POS) <= MAX_SMEM, "a by-key tile over 56 KiB") };
         let a = Shared::<u8>::dynamic();
         let bytes_a = region_bytes::<SA, OA>(b, I);
         let bytes_b = region_bytes::<SB, OB>(b, I);
         const { assert!(policy::tile_len(policy::BLOCK, I) < 1 << 16, "tile positions are u16") };
         let pos_at = bytes_a + bytes_b;
-        let warps_at = pos_at + if POS { positions_bytes(b, I) } else { 0 };
+        let warps_at = pos_at + positions_bytes(b, I, POS);
         let look_at = warps_at + WARP_SLOTS * 16;
         let word_at = look_at + round16(look_back_smem_bytes::<[u64; 2]>());
         TileSmem {
@@ -700,7 +721,7 @@ pub(crate) unsafe fn open_key_tile<
     OB,
     const B: u32,
     const I: usize,
-    const POS: bool,
+    const POS: u8,
     const PREFETCH: bool,
 >(
     keys: *const K,
@@ -793,6 +814,144 @@ pub(crate) unsafe fn emit_runs<V: Value, Op: Monoid<V>, const B: u32, const I: u
     count: *mut u64,
     cap: u64,
 ) {
+    let w = unsafe { walk_runs::<V, Op, B, I, UNROLL, false>(t, pairs, outs, |j, i, run, _| emit(j, i, run), count) };
+    let ends_run = t.start + tile_len(B, I) >= n || unsafe { t.s.edges.load(1) } != 0;
+    let hi = w.total + ends_run as u32;
+    let mut r = w.edge.lo + gpu::thread_idx();
+    while r < hi {
+        let g = w.first.wrapping_add(r as u64);
+        if g < cap {
+            write(r, g, &w.edge);
+        }
+        r += B;
+    }
+}
+
+/// [`emit_runs`] for reduce-by-key, without a region of slots the size of
+/// the tile: `emit(j, i, run, local)` keeps the run's value at its last
+/// item's own tile position (where its staged value was) and, where its
+/// slot in the warp, `local` (`run.count` less the warp's count before its
+/// first item), is below [`policy::WARP_RUNS`], that position at `local`
+/// in the warp's part of the positions region ([`WARP_POSITIONS`]). Each
+/// warp then writes out its own items' runs, `write(r, p, g, &edge)`
+/// putting the run of slot `r`, which ends at tile position `p`, at output
+/// `g`:
+///
+/// - a warp whose runs all have positions kept (the usual case) gives
+///   each lane one, as [`emit_runs`] does for the tile;
+/// - a warp with more (runs of one or two items) takes `I` rounds of 32
+///   consecutive positions, each lane testing its own in the word of the
+///   thread holding it (that thread's first slot and `outs` bits):
+///   consecutive outputs of a thread have consecutive slots, as `outs`
+///   are the tails of `starts` (one start follows every tail but the
+///   tile's last).
+///
+/// Warps with no outputs skip the write-out.
+///
+/// # Safety
+/// As [`emit_runs`], with `emit` storing to its own item's position and to
+/// slot `local` of its warp's part of the positions region only, `outs`
+/// the tails of `pairs.starts`, and `I` at most 16.
+#[inline(always)]
+#[track_caller]
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn emit_runs_by_warp<V: Value, Op: Monoid<V>, const B: u32, const I: usize, const UNROLL: bool>(
+    t: &KeyTile<V>,
+    pairs: Pairs<impl PairValues<V, Op>>,
+    outs: u32,
+    emit: impl Fn(usize, u64, Local<V>, u32),
+    write: impl Fn(u32, u32, u64, &RunEdge<V>),
+    count: *mut u64,
+    cap: u64,
+) {
+    const { assert!(I <= 16, "a thread's outputs and first slot share a u32") };
+    let starts = pairs.starts;
+    let w = unsafe { walk_runs::<V, Op, B, I, UNROLL, true>(t, pairs, outs, emit, count) };
+    let any = gpu::warp::ballot(outs != 0);
+    if any == 0 {
+        return;
+    }
+    let lane = gpu::lane();
+    let warp_first = (gpu::thread_idx() - lane) * I as u32;
+    // The slot of this thread's first output: its starts through it.
+    let through = (2u32 << Ord::min(outs.trailing_zeros(), 31)).wrapping_sub(1);
+    let word = (w.entry + (starts & through).count_ones()) | outs << 16;
+    // The warp's outputs fill slots `lo..=hi`.
+    let lo = gpu::warp::shfl_idx(word, any.trailing_zeros()) & 0xFFFF;
+    let last = gpu::warp::shfl_idx(word, 31 - any.leading_zeros());
+    let hi = (last & 0xFFFF) + (last >> 16).count_ones() - 1;
+    if hi - w.warp_base < policy::WARP_RUNS as u32 {
+        let kept = t.s.pos.after::<u16>(gpu::warp_idx() as usize * policy::WARP_RUNS);
+        let mut r = lo + lane;
+        while r <= hi {
+            // SAFETY: the caller's contract; slots the warp's runs kept.
+            let p = unsafe { kept.load((r - w.warp_base) as usize) } as u32;
+            let g = w.first.wrapping_add(r as u64);
+            if g < cap {
+                write(r, p, g, &w.edge);
+            }
+            r += gpu::WARP_SIZE;
+        }
+        return;
+    }
+    unrolled!(if I < 16 { I } else { 16 }, |k| {
+        // Round k: the warp's positions 32 k + lane, held by threads
+        // (32 k) / I ..= (32 k + 31) / I of the warp.
+        let (from, to) = (k * 32 / I, (k * 32 + 31) / I);
+        let held = ((2u64 << to) - (1u64 << from)) as u32;
+        if any & held != 0 {
+            let q = k as u32 * 32 + lane;
+            let owner = q / I as u32;
+            let theirs = gpu::warp::shfl_idx(word, owner);
+            let j = q - owner * I as u32;
+            let bits = theirs >> 16;
+            if (bits >> j) & 1 != 0 {
+                let r = (theirs & 0xFFFF) + (bits & ((1u32 << j) - 1)).count_ones();
+                let g = w.first.wrapping_add(r as u64);
+                if g < cap {
+                    write(r, warp_first + q, g, &w.edge);
+                }
+            }
+        }
+    });
+}
+
+/// What [`walk_runs`] hands a write-out.
+pub(crate) struct Walked<V: Value> {
+    /// The tile-local count of starts before this thread's first item.
+    pub(crate) entry: u32,
+    /// The same before the warp's first item (where asked for, else 0).
+    pub(crate) warp_base: u32,
+    /// The tile's count of starts.
+    pub(crate) total: u32,
+    /// The output index of slot 0 (`before.count - 1`, wrapping).
+    pub(crate) first: u64,
+    pub(crate) edge: RunEdge<V>,
+}
+
+/// The part of [`emit_runs`] before its write-out: scan the tile's pairs,
+/// walk this thread's items calling `emit` at its outputs, look back and
+/// hand the result to the block; the thread holding item `n - 1` writes
+/// the count.
+///
+/// # Safety
+/// As [`emit_runs`].
+#[inline(always)]
+#[track_caller]
+unsafe fn walk_runs<
+    V: Value,
+    Op: Monoid<V>,
+    const B: u32,
+    const I: usize,
+    const UNROLL: bool,
+    const WARP_BASE: bool,
+>(
+    t: &KeyTile<V>,
+    pairs: Pairs<impl PairValues<V, Op>>,
+    outs: u32,
+    emit: impl Fn(usize, u64, Local<V>, u32),
+    count: *mut u64,
+) -> Walked<V> {
     let KeyTile { s, status, tile, start, f } = t;
     let (tile, start) = (*tile, *start);
     let tid = gpu::thread_idx();
@@ -805,6 +964,8 @@ pub(crate) unsafe fn emit_runs<V: Value, Op: Monoid<V>, const B: u32, const I: u
         unsafe { s.edges.store(1, (f.tails >> (I - 1)) & 1) };
     }
     let (mut run, total) = unsafe { scan_pairs_local::<V, Op, B, I>(status, tile, &pairs, s) };
+    let entry = run.count;
+    let warp_base = if WARP_BASE { gpu::warp::shfl_idx(entry, 0) } else { 0 };
     // Every thread read its staged items before the block scan's barrier:
     // the slots are free. A block of one warp has no such barrier.
     if B == gpu::WARP_SIZE {
@@ -820,7 +981,7 @@ pub(crate) unsafe fn emit_runs<V: Value, Op: Monoid<V>, const B: u32, const I: u
         run.count += starts as u32;
         run.value = segmented_value::<V, Op>(run.value, pairs.value.at(j), starts);
         if (outs >> j) & 1 != 0 {
-            emit(j, base + j as u64, run);
+            emit(j, base + j as u64, run, run.count.wrapping_sub(warp_base));
         }
     };
     // Written out where `pairs` reads an array of values: rolled, this loop
@@ -852,18 +1013,8 @@ pub(crate) unsafe fn emit_runs<V: Value, Op: Monoid<V>, const B: u32, const I: u
         // Items past n add no starts (`starts` is masked to the input).
         unsafe { global::store(count, before.count + count_after as u64) };
     }
-    let ends_run = start + tile_len(B, I) >= n || unsafe { s.edges.load(1) } != 0;
     let edge = RunEdge { lo: unsafe { s.edges.load(0) }, carried: before.value };
-    let hi = total.count + ends_run as u32;
-    let mut r = edge.lo + tid;
-    let first = before.count.wrapping_sub(1);
-    while r < hi {
-        let g = first.wrapping_add(r as u64);
-        if g < cap {
-            write(r, g, &edge);
-        }
-        r += B;
-    }
+    Walked { entry, warp_base, total: total.count, first: before.count.wrapping_sub(1), edge }
 }
 
 /// The edge of a tile's run slots for [`emit_runs`]'s `write`.
@@ -886,10 +1037,10 @@ use scan::{scan_by_key, segmented_scan};
 // (tiles of 256 to 512 items, so a few thousand items cross many tiles).
 entries! {
     reduce_by_key(keys: *const K, values: *const T, unique: *mut K, aggregates: *mut T, count: *mut u64, n: u64, cap: u64, temp: *mut u64, spare: *mut u64, spare_words: u64)
-        => reduce_by_key::<K, T, Op, {B}, { policy::items::<K, T>() }>;
+        => reduce_by_key::<K, T, Op, {B}, { policy::reduce_items::<K, T>() }>;
         ops [sum = Sum, min = Min, max = Max] keys [u32, u64, i32, i64] types [i32, u32, f32, i64, u64, f64] blocks [256];
     reduce_by_key(keys: *const K, values: *const T, unique: *mut K, aggregates: *mut T, count: *mut u64, n: u64, cap: u64, temp: *mut u64, spare: *mut u64, spare_words: u64)
-        => reduce_by_key::<K, T, Op, {B}, { policy::items::<K, T>() }>;
+        => reduce_by_key::<K, T, Op, {B}, { policy::reduce_items::<K, T>() }>;
         ops [sum = Sum] keys [u32] types [i32] blocks [32];
     scan_by_key(keys: *const K, values: *const T, output: *mut T, n: u64, init: u64, exclusive: u32, temp: *mut u64, spare: *mut u64, spare_words: u64)
         => scan_by_key::<K, T, Op, {B}, { policy::items::<K, T>() }>;

@@ -38,20 +38,41 @@ pub(crate) const fn max(a: usize, b: usize) -> usize {
 /// the host sizes temporary storage "for any operation" with it.
 pub const MIN_ITEMS: usize = 8;
 
-/// Items per thread of `reduce_by_key` and `scan_by_key` (keys `K`,
-/// values `V`): [`items_for`], but 14 for 8-byte keys with 4-byte values
-/// (12 for 4-byte keys with 8-byte values: at 14, 68-72 registers for
-/// `scan_by_key` and the segmented scans, three blocks). Four blocks of 256
-/// run a multiprocessor either way (held by registers: 56 for
-/// `reduce_by_key`, 64 for `scan_by_key`, `u64` keys and 4-byte values,
-/// ptxas sm_90), and their shared memory allows 56 KiB a block: 14 items
-/// take 53.5 KiB for `reduce_by_key` (the host opts it in past the 48 KiB
-/// default) and 46.5 KiB for `scan_by_key`. On an H200 at 2^28 against 12
-/// items: 1-2% faster at every run length, both kernels; at 2^24 within
-/// 1% (runs of 1 3% faster). See `docs/tuning/by_key.md`.
+/// Items per thread of `scan_by_key` (keys `K`, values `V`; `reduce_by_key`
+/// has [`reduce_items`]): [`items_for`], but 14 for 8-byte keys with
+/// 4-byte values (12 for 4-byte keys with 8-byte values: at 14, 68-72
+/// registers for `scan_by_key` and the segmented scans, three blocks).
+/// Four blocks of 256 run a multiprocessor either way (held by registers:
+/// 64 for `scan_by_key`, `u64` keys and 4-byte values, ptxas sm_90); 14
+/// items take 46.5 KiB. On an H200 at 2^28 against 12 items: 1-2% faster
+/// at every run length; at 2^24 within 1%; 16 items measured 0.96-0.98x
+/// (2026-12-01). See `docs/tuning/by_key.md`.
 pub const fn items<K, V>() -> usize {
     if size_of::<K>() == 8 && size_of::<V>() == 4 { 14 } else { items_for(size_of::<K>(), size_of::<V>()) }
 }
+
+/// Items per thread of `reduce_by_key` (keys `K`, values `V`): 16 for
+/// 8-byte keys with 4-byte values, else [`items_for`]. A run's value goes
+/// where its last item's value was staged, and each warp keeps its runs'
+/// positions in a region of [`WARP_RUNS`] a warp (`emit_runs_by_warp`)
+/// instead of one of the tile's length, so 16 items of `u64` keys and
+/// 4-byte values take 54.6 KiB (the host opts in past the 48 KiB default):
+/// four blocks of 256 a multiprocessor, as 14 items did with a tile-long
+/// positions region (53.5 KiB). On an H200 against 14 items, alternated
+/// twice in one call, `u64` keys: runs of 8 and of 1000 1.08-1.10x at
+/// 2^28 (`i32` values 1070 -> 992 and 998 -> 912 us, 85.8% and 83.2% of
+/// copy), 1.05-1.07x at 2^24; runs of 1 within 1% at 2^28, 0.98-0.99x at
+/// 2^24. See `docs/tuning/by_key.md`.
+pub const fn reduce_items<K, V>() -> usize {
+    if size_of::<K>() == 8 && size_of::<V>() == 4 { 16 } else { items_for(size_of::<K>(), size_of::<V>()) }
+}
+
+/// Runs a warp of `reduce_by_key` keeps the tile positions of (`u16`
+/// each, 2 KiB for the eight warps of a block, what 56 KiB leave beside a
+/// tile of 16 items of `u64` keys and 4-byte values): a warp with more
+/// (runs shorter than four items on average) finds each run's position
+/// from its threads' tail bits instead.
+pub const WARP_RUNS: usize = 128;
 
 /// Blocks of 256 a multiprocessor that `reduce_by_key` (8-byte keys,
 /// 4-byte values), `run_length_encode` and `non_trivial_runs` (4-byte

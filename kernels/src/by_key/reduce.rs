@@ -3,7 +3,10 @@
 //! scan they share.
 
 use super::policy::{self, PREFETCH_RUNS, tile_len};
-use super::{Local, Ones, Pairs, RunEdge, Value, emit_runs, open_key_tile, pad, positions_bytes};
+use super::{
+    Local, Ones, Pairs, RunEdge, TILE_POSITIONS, Value, WARP_POSITIONS, emit_runs, emit_runs_by_warp, open_key_tile,
+    pad, positions_bytes,
+};
 use crate::block::tile::{first_items, read_items};
 use crate::gpu::{self, global};
 use crate::ops::{Element, Monoid, Sum};
@@ -30,7 +33,7 @@ fn tile_position<const I: usize>(j: usize) -> u16 {
 /// at most 16 bytes a tile) in `temp`, zeroed; `spare` (`spare_words` words, the other half of
 /// double-buffered storage) is zeroed for the next launch. Outputs at
 /// index `cap` and beyond are dropped. Shared memory:
-/// [`smem_bytes`](super::smem_bytes)`::<K, K, V, V>(B, I, true)`, `I` from [`items`](super::policy::items).
+/// [`smem_bytes`](super::smem_bytes)`::<K, K, V, V>(B, I, WARP_POSITIONS)`, `I` from [`reduce_items`](super::policy::reduce_items).
 ///
 /// # Safety
 /// `keys` and `values` hold `n` elements, `unique` and `aggregates` `cap`,
@@ -48,14 +51,14 @@ pub unsafe fn reduce_by_key<K: Element, V: Value, Op: Monoid<V>, const B: u32, c
     spare: *mut u64,
     spare_words: u64,
 ) {
-    // Launch bounds where shared memory allows four blocks (14 items).
+    // Launch bounds where shared memory allows four blocks (16 items).
     if B == policy::BLOCK && size_of::<K>() == 8 && size_of::<V>() == 4 {
         gpu::min_blocks_per_sm::<B, { policy::RUN_BLOCKS_PER_SM }>();
     }
     // SAFETY (throughout): the caller's contract; each region's output
     // slots (at most tile + 1) inside it.
     let t = unsafe {
-        open_key_tile::<K, V, Op, K, V, V, B, I, true, { PREFETCH_RUNS }>(
+        open_key_tile::<K, V, Op, K, V, V, B, I, WARP_POSITIONS, { PREFETCH_RUNS }>(
             keys,
             Some(values),
             n,
@@ -67,21 +70,25 @@ pub unsafe fn reduce_by_key<K: Element, V: Value, Op: Monoid<V>, const B: u32, c
     let (sk, sv) = (t.s.a.after::<K>(0), t.s.b.after::<V>(0));
     let vals = unsafe { read_items::<V, Op, I>(sv) };
     let pairs = Pairs { starts: t.f.heads, value: |j: usize| vals[j] };
-    // A run's slot holds its last item's tile position; its key is read
-    // from the staged keys (which stay) when the slots are written out.
-    let (pos, sums) = (t.s.pos, sv);
-    let emit = |j: usize, _: u64, run: Local<V>| unsafe {
-        pos.store(run.count as usize, tile_position::<I>(j));
-        sums.store(run.count as usize, run.value);
+    // A run's value goes where its last item's value was staged (each
+    // thread's own items, read above); its key stays staged at the same
+    // position, which the warp keeps at the run's slot in the warp where
+    // there is room.
+    let (sums, kept) = (sv, t.s.pos.after::<u16>(gpu::warp_idx() as usize * policy::WARP_RUNS));
+    let emit = |j: usize, _: u64, run: Local<V>, local: u32| unsafe {
+        let p = tile_position::<I>(j);
+        sums.store(pad::<V, I>(p as usize), run.value);
+        if local < policy::WARP_RUNS as u32 {
+            kept.store(local as usize, p);
+        }
     };
-    let write = |r: u32, g: u64, edge: &RunEdge<V>| unsafe {
-        let p = pos.load(r as usize);
+    let write = |r: u32, p: u32, g: u64, edge: &RunEdge<V>| unsafe {
         global::store(unique.add(g as usize), sk.load(pad::<K, I>(p as usize)));
         // Slot 0's run began before the tile: its items there first.
-        let own = sums.load(r as usize);
+        let own = sums.load(pad::<V, I>(p as usize));
         global::store(aggregates.add(g as usize), if r == 0 { Op::combine(edge.carried, own) } else { own });
     };
-    unsafe { emit_runs::<V, Op, B, I, true>(&t, n, pairs, t.f.tails, emit, write, count, cap) };
+    unsafe { emit_runs_by_warp::<V, Op, B, I, true>(&t, pairs, t.f.tails, emit, write, count, cap) };
 }
 
 /// Run-length encoding: for every run of equal consecutive items, the item
@@ -93,7 +100,7 @@ pub unsafe fn reduce_by_key<K: Element, V: Value, Op: Monoid<V>, const B: u32, c
 /// # Safety
 /// As [`reduce_by_key`], without `values`; `unique` and `counts` hold
 /// `cap` elements. Shared memory:
-/// [`smem_bytes`](super::smem_bytes)`::<K, K, (), ()>(B, I, true)`, `I` from [`rle_items`](super::policy::rle_items).
+/// [`smem_bytes`](super::smem_bytes)`::<K, K, (), ()>(B, I, TILE_POSITIONS)`, `I` from [`rle_items`](super::policy::rle_items).
 pub unsafe fn run_length_encode<K: Element, C: Value + Element<Wide = u64>, const B: u32, const I: usize>(
     input: *const K,
     unique: *mut K,
@@ -112,7 +119,14 @@ pub unsafe fn run_length_encode<K: Element, C: Value + Element<Wide = u64>, cons
     // SAFETY (throughout): as in `reduce_by_key`. No second region: a
     // run's length follows from its end and the one before.
     let t = unsafe {
-        open_key_tile::<K, C, Sum, K, (), (), B, I, true, { PREFETCH_RUNS }>(input, None, n, temp, spare, spare_words)
+        open_key_tile::<K, C, Sum, K, (), (), B, I, TILE_POSITIONS, { PREFETCH_RUNS }>(
+            input,
+            None,
+            n,
+            temp,
+            spare,
+            spare_words,
+        )
     };
     let sk = t.s.a.after::<K>(0);
     let pairs = Pairs { starts: t.f.heads, value: Ones(first_items(I as u32)) };
@@ -153,7 +167,7 @@ pub unsafe fn run_length_encode<K: Element, C: Value + Element<Wide = u64>, cons
 ///
 /// # Safety
 /// As [`run_length_encode`]; `offsets` and `lengths` hold `cap` elements.
-/// Shared memory: [`smem_bytes`](super::smem_bytes)`::<K, K, (), ()>(B, I, true)`, `I` from [`ntr_items`](super::policy::ntr_items).
+/// Shared memory: [`smem_bytes`](super::smem_bytes)`::<K, K, (), ()>(B, I, TILE_POSITIONS)`, `I` from [`ntr_items`](super::policy::ntr_items).
 pub unsafe fn non_trivial_runs<K: Element, C: Value + Element<Wide = u64>, const B: u32, const I: usize>(
     input: *const K,
     offsets: *mut C,
@@ -173,9 +187,16 @@ pub unsafe fn non_trivial_runs<K: Element, C: Value + Element<Wide = u64>, const
     // run's slot holds its first and last tile positions, and a tile has
     // at most `tile_len / 2` runs of two or more, so the slots fit the
     // positions region as pairs of `u16`.
-    const { assert!(positions_bytes(B, I) >= (tile_len(B, I) as usize / 2 + 1) * 4, "run ends fit as u32") };
+    const { assert!(positions_bytes(B, I, TILE_POSITIONS) >= (tile_len(B, I) as usize / 2 + 1) * 4, "run ends fit as u32") };
     let t = unsafe {
-        open_key_tile::<K, C, Sum, K, (), (), B, I, true, { PREFETCH_RUNS }>(input, None, n, temp, spare, spare_words)
+        open_key_tile::<K, C, Sum, K, (), (), B, I, TILE_POSITIONS, { PREFETCH_RUNS }>(
+            input,
+            None,
+            n,
+            temp,
+            spare,
+            spare_words,
+        )
     };
     let ends_at = t.s.pos.after::<u32>(0);
     let start = t.start;

@@ -3,7 +3,7 @@
 //! [module docs](super) for the scan they share.
 
 use super::policy::{self, tile_len};
-use super::{KeyTile, Pairs, Span, TileSmem, Value, open_key_tile, pad, scan_pairs};
+use super::{KeyTile, NO_POSITIONS, Pairs, Span, TileSmem, Value, open_key_tile, pad, scan_pairs};
 use crate::block::tile::{read_items, stage_tile_unsynced, store_tile};
 use crate::gpu::{self, global};
 use crate::ops::{Element, Monoid, Sum};
@@ -56,7 +56,7 @@ fn finish<V: Value, Op: Monoid<V>, const I: usize>(
 /// # Safety
 /// `keys`, `values` and `output` hold `n` elements (`output` may be
 /// `values`); status as [`super::reduce::reduce_by_key`]. Shared memory:
-/// [`smem_bytes`](super::smem_bytes)`::<K, K, V, V>(B, I, false)`, `I` from [`items`](super::policy::items).
+/// [`smem_bytes`](super::smem_bytes)`::<K, K, V, V>(B, I, NO_POSITIONS)`, `I` from [`items`](super::policy::items).
 pub unsafe fn scan_by_key<K: Element, V: Value, Op: Monoid<V>, const B: u32, const I: usize>(
     keys: *const K,
     values: *const V,
@@ -71,7 +71,7 @@ pub unsafe fn scan_by_key<K: Element, V: Value, Op: Monoid<V>, const B: u32, con
     // SAFETY (throughout): the caller's contract; shared accesses inside
     // the carved regions.
     let KeyTile { s, status, tile, start, f } = unsafe {
-        open_key_tile::<K, V, Op, K, V, V, B, I, false, { policy::PREFETCH_SCANS }>(
+        open_key_tile::<K, V, Op, K, V, V, B, I, NO_POSITIONS, { policy::PREFETCH_SCANS }>(
             keys,
             Some(values),
             n,
@@ -138,7 +138,7 @@ unsafe fn lower_bound_warp(offsets: *const u64, m: u64, key: u64) -> u64 {
 /// # Safety
 /// `input` and `output` hold `n` elements (`output` may be `input`),
 /// `offsets` `segments`; status as [`super::reduce::reduce_by_key`]. Shared
-/// memory: [`smem_bytes`](super::smem_bytes)`::<u32, u32, V, V>(B, I, false)`, `I` from
+/// memory: [`smem_bytes`](super::smem_bytes)`::<u32, u32, V, V>(B, I, NO_POSITIONS)`, `I` from
 /// [`segmented_items`](super::policy::segmented_items).
 pub unsafe fn segmented_scan<V: Value, Op: Monoid<V>, const B: u32, const I: usize>(
     input: *const V,
@@ -155,7 +155,7 @@ pub unsafe fn segmented_scan<V: Value, Op: Monoid<V>, const B: u32, const I: usi
     // SAFETY (throughout): the caller's contract; shared accesses inside
     // the carved regions; flags at positions below the tile length.
     unsafe { clear_words::<B>(spare, spare_words) };
-    let s = TileSmem::<V>::carve::<u32, u32, V, V, I, false>(B);
+    let s = TileSmem::<V>::carve::<u32, u32, V, V, I, NO_POSITIONS>(B);
     let (flags, sv) = (s.a.after::<u32>(0), s.b.after::<V>(0));
     let status = super::Status::new(temp, n);
     let tile = unsafe { status.take_ticket(s.look.ticket) };
