@@ -839,7 +839,8 @@ pub(crate) unsafe fn emit_runs<V: Value, Op: Monoid<V>, const B: u32, const I: u
 ///
 /// - a warp whose runs all have positions kept (the usual case) gives
 ///   each lane one, as [`emit_runs`] does for the tile;
-/// - a warp with more (runs of one or two items) takes `I` rounds of 32
+/// - a warp with more (runs shorter than four items on average, at 16
+///   items a thread) takes `I` rounds of 32
 ///   consecutive positions, each lane testing its own in the word of the
 ///   thread holding it (that thread's first slot and `outs` bits):
 ///   consecutive outputs of a thread have consecutive slots, as `outs`
