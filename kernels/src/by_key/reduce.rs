@@ -4,8 +4,8 @@
 
 use super::policy::{self, PREFETCH_RUNS, tile_len};
 use super::{
-    Local, Ones, Pairs, RunEdge, TILE_POSITIONS, Value, WARP_POSITIONS, emit_runs, emit_runs_by_warp, open_key_tile,
-    pad, positions_bytes,
+    KeyTile, Local, Ones, Pairs, RunEdge, TILE_POSITIONS, Value, WARP_POSITIONS, emit_runs, emit_runs_by_warp,
+    open_key_tile, pad, positions_bytes,
 };
 use crate::block::tile::{first_items, read_items};
 use crate::gpu::{self, global};
@@ -118,16 +118,7 @@ pub unsafe fn run_length_encode<K: Element, C: Value + Element<Wide = u64>, cons
     }
     // SAFETY (throughout): as in `reduce_by_key`. No second region: a
     // run's length follows from its end and the one before.
-    let t = unsafe {
-        open_key_tile::<K, C, Sum, K, (), (), B, I, TILE_POSITIONS, { PREFETCH_RUNS }>(
-            input,
-            None,
-            n,
-            temp,
-            spare,
-            spare_words,
-        )
-    };
+    let t = unsafe { open_runs_tile::<K, C, B, I>(input, n, temp, spare, spare_words) };
     let sk = t.s.a.after::<K>(0);
     let pairs = Pairs { starts: t.f.heads, value: Ones(first_items(I as u32)) };
     let pos = t.s.pos;
@@ -188,16 +179,7 @@ pub unsafe fn non_trivial_runs<K: Element, C: Value + Element<Wide = u64>, const
     // at most `tile_len / 2` runs of two or more, so the slots fit the
     // positions region as pairs of `u16`.
     const { assert!(positions_bytes(B, I, TILE_POSITIONS) >= (tile_len(B, I) as usize / 2 + 1) * 4, "run ends fit as u32") };
-    let t = unsafe {
-        open_key_tile::<K, C, Sum, K, (), (), B, I, TILE_POSITIONS, { PREFETCH_RUNS }>(
-            input,
-            None,
-            n,
-            temp,
-            spare,
-            spare_words,
-        )
-    };
+    let t = unsafe { open_runs_tile::<K, C, B, I>(input, n, temp, spare, spare_words) };
     let ends_at = t.s.pos.after::<u32>(0);
     let start = t.start;
     // Bit j: item j starts a run of at least two; is in such a run; ends one.
@@ -226,4 +208,32 @@ pub unsafe fn non_trivial_runs<K: Element, C: Value + Element<Wide = u64>, const
         global::store(lengths.add(g as usize), C::from_u64(len));
     };
     unsafe { emit_runs::<C, Sum, B, I, false>(&t, n, pairs, ends, emit, write, count, cap) };
+}
+
+/// The opening of the two kernels that read keys alone (run-length
+/// encoding, the non-trivial runs): [`open_key_tile`] with no values and
+/// a positions region by the tile's slots.
+///
+/// # Safety
+/// As [`open_key_tile`].
+#[inline(always)]
+#[track_caller]
+unsafe fn open_runs_tile<K: Element, C: Value, const B: u32, const I: usize>(
+    input: *const K,
+    n: u64,
+    temp: *mut u64,
+    spare: *mut u64,
+    spare_words: u64,
+) -> KeyTile<C> {
+    // SAFETY: the caller's contract.
+    unsafe {
+        open_key_tile::<K, C, Sum, K, (), (), B, I, TILE_POSITIONS, { PREFETCH_RUNS }>(
+            input,
+            None,
+            n,
+            temp,
+            spare,
+            spare_words,
+        )
+    }
 }
