@@ -85,6 +85,15 @@ pub const WARP_RUNS: usize = 128;
 /// 1.01-1.04x at 2^24. See `docs/tuning/by_key.md`.
 pub const RUN_BLOCKS_PER_SM: u32 = 4;
 
+/// Blocks of 256 a multiprocessor that `reduce_by_key` with 4-byte keys
+/// and 4-byte values declares to ptxas (16 items, about 37 KiB of shared
+/// memory: five blocks). Its write-out by warp (`emit_runs_by_warp`) left
+/// unbounded took 56 registers (four blocks) where the tile-slot
+/// write-out had taken 48 (five); bounded, 48 again, no spill (ptxas 13.0
+/// sm_90). Not measured on a GPU: the bench's reduce-by-key has `u64`
+/// keys.
+pub const REDUCE_NARROW_BLOCKS_PER_SM: u32 = 5;
+
 /// Items per thread of `run_length_encode` (keys `K`; the count type does
 /// not size the tile): 112 bytes of keys (28 four-byte, 14 eight-byte), as
 /// [`ntr_items`]. Its shared memory holds the staged keys and one `u16`

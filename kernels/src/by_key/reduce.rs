@@ -51,9 +51,12 @@ pub unsafe fn reduce_by_key<K: Element, V: Value, Op: Monoid<V>, const B: u32, c
     spare: *mut u64,
     spare_words: u64,
 ) {
-    // Launch bounds where shared memory allows four blocks (16 items).
+    // Launch bounds where shared memory allows four blocks (16 items), and
+    // five for 4-byte keys and values.
     if B == policy::BLOCK && size_of::<K>() == 8 && size_of::<V>() == 4 {
         gpu::min_blocks_per_sm::<B, { policy::RUN_BLOCKS_PER_SM }>();
+    } else if B == policy::BLOCK && size_of::<K>() == 4 && size_of::<V>() == 4 {
+        gpu::min_blocks_per_sm::<B, { policy::REDUCE_NARROW_BLOCKS_PER_SM }>();
     }
     // SAFETY (throughout): the caller's contract; each region's output
     // slots (at most tile + 1) inside it.
