@@ -305,6 +305,13 @@ pub(crate) struct TileSmem<V: Value> {
 }
 
 impl<V: Value> TileSmem<V> {
+    /// This warp's part of a [`WARP_POSITIONS`] region:
+    /// [`policy::WARP_RUNS`] tile positions, by the runs' slots in the warp.
+    #[inline(always)]
+    pub(crate) fn warp_positions(&self) -> Shared<u16> {
+        self.pos.after::<u16>(gpu::warp_idx() as usize * policy::WARP_RUNS)
+    }
+
     #[inline(always)]
     pub(crate) fn carve<SA, OA, SB, OB, const I: usize, const POS: u8>(b: u32) -> Self {
         const { assert!(smem_bytes::<SA, OA, SB, OB>(policy::BLOCK, I, POS) <= MAX_SMEM, "a by-key tile over 56 KiB") };
@@ -882,7 +889,7 @@ pub(crate) unsafe fn emit_runs_by_warp<V: Value, Op: Monoid<V>, const B: u32, co
     let last = gpu::warp::shfl_idx(word, 31 - any.leading_zeros());
     let hi = (last & 0xFFFF) + (last >> 16).count_ones() - 1;
     if hi - w.warp_base < policy::WARP_RUNS as u32 {
-        let kept = t.s.pos.after::<u16>(gpu::warp_idx() as usize * policy::WARP_RUNS);
+        let kept = t.s.warp_positions();
         let mut r = lo + lane;
         while r <= hi {
             // SAFETY: the caller's contract; slots the warp's runs kept.

@@ -52,7 +52,7 @@ pub const fn items<K, V>() -> usize {
 }
 
 /// Items per thread of `reduce_by_key` (keys `K`, values `V`): 16 for
-/// 8-byte keys with 4-byte values, else [`items_for`]. A run's value goes
+/// 8-byte keys with 4-byte values, else the scans' [`items`]. A run's value goes
 /// where its last item's value was staged, and each warp keeps its runs'
 /// positions in a region of [`WARP_RUNS`] a warp (`emit_runs_by_warp`)
 /// instead of one of the tile's length, so 16 items of `u64` keys and
@@ -64,7 +64,7 @@ pub const fn items<K, V>() -> usize {
 /// copy), 1.05-1.07x at 2^24; runs of 1 within 1% at 2^28, 0.98-0.99x at
 /// 2^24. See `docs/tuning/by_key.md`.
 pub const fn reduce_items<K, V>() -> usize {
-    if size_of::<K>() == 8 && size_of::<V>() == 4 { 16 } else { items_for(size_of::<K>(), size_of::<V>()) }
+    if size_of::<K>() == 8 && size_of::<V>() == 4 { 16 } else { items::<K, V>() }
 }
 
 /// Runs a warp of `reduce_by_key` keeps the tile positions of (`u16`

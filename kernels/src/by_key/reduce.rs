@@ -77,7 +77,7 @@ pub unsafe fn reduce_by_key<K: Element, V: Value, Op: Monoid<V>, const B: u32, c
     // thread's own items, read above); its key stays staged at the same
     // position, which the warp keeps at the run's slot in the warp where
     // there is room.
-    let (sums, kept) = (sv, t.s.pos.after::<u16>(gpu::warp_idx() as usize * policy::WARP_RUNS));
+    let (sums, kept) = (sv, t.s.warp_positions());
     let emit = |j: usize, _: u64, run: Local<V>, local: u32| unsafe {
         let p = tile_position::<I>(j);
         sums.store(pad::<V, I>(p as usize), run.value);
