@@ -1163,7 +1163,7 @@ impl Bench<'_> {
                         check,
                         timing,
                         cub: None,
-                        twin: Some(case.name.clone()),
+                        twin: case.twin.then(|| case.name.clone()),
                         digest,
                     };
                     println!(
@@ -1593,7 +1593,7 @@ fn real_main(args: &[String]) -> Res<bool> {
                 .filter(|&n| cases.iter().any(|c| c.name == n))
                 .chain((!readback.is_empty()).then_some("readback"))
                 .collect();
-            for c in &data {
+            for c in data.iter().filter(|c| c.twin) {
                 if !twins.contains(&c.name.as_str()) {
                     twins.push(&c.name);
                 }
@@ -1607,7 +1607,7 @@ fn real_main(args: &[String]) -> Res<bool> {
                 .filter(|&&t| {
                     !readback.is_empty()
                         || cases.iter().any(|c| c.ty == t && cub_twin(&c.name).is_some())
-                        || data.iter().any(|c| c.ty == t)
+                        || data.iter().any(|c| c.ty == t && c.twin)
                 })
                 .map(|t| t.name())
                 .collect();

@@ -7,13 +7,15 @@
 //! Bytes (see [`super::data`]), `s` = size of `T`, `R` = runs, `N` = runs
 //! longer than 1:
 //! * `reduce_by_key`: read `n (8 + s)`, written `R (8 + s)`;
+//! * `reduce_by_key_k32` (`i32` only: the run values as 4-byte keys, the
+//!   values as `reduce_by_key`'s; no CUB twin): read `2 n s`, written `2 R s`;
 //! * the scans by key: read `n (8 + s)`, written `n s`;
 //! * `run_length_encode`: read `n s`, written `R (s + 4)`;
 //! * `non_trivial_runs`: read `n s`, written `8 N`.
 
 use super::data::{DataCase, DataKey, DataSet, Moved, Part, Prepared, download, poisoned, same_bits};
 use super::select::RUNS;
-use crate::{Elem, Expect, F64Sum, Group, Res, float_bound};
+use crate::{Elem, Expect, F64Sum, Group, Res, Ty, float_bound};
 use gpuprim::by_key::ByKeyTemp;
 use gpuprim::scan::Sum;
 use gpuprim::{Context, DeviceBuffer};
@@ -42,6 +44,17 @@ fn cases_for<T: Elem>() -> Vec<DataCase> {
                 Run::<T>::new(ctx, d, op)
             }));
         }
+        // Reduce-by-key's 4-byte-key kernels (their own tile and launch
+        // bounds), where the run values can be the keys.
+        if T::TY == Ty::I32 {
+            const RKV: &[Part] = &[Part::Runs, Part::Vals];
+            v.push(
+                DataCase::new::<T, _>(GROUP, format!("reduce_by_key_k32/run{l}"), DataKey::Runs(l), RKV, |ctx, d| {
+                    Run::<T>::new(ctx, d, Op::ReduceNarrow)
+                })
+                .without_twin(),
+            );
+        }
     }
     v
 }
@@ -49,6 +62,8 @@ fn cases_for<T: Elem>() -> Vec<DataCase> {
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Op {
     Reduce,
+    /// Reduce-by-key over the run values as keys.
+    ReduceNarrow,
     Inclusive,
     Exclusive,
     Encode,
@@ -87,6 +102,8 @@ struct Run<T: Elem> {
     out: DeviceBuffer<T>,
     /// Unique keys (reduce_by_key).
     keys_out: DeviceBuffer<u64>,
+    /// Unique keys (reduce_by_key_k32).
+    keys_narrow: DeviceBuffer<T>,
     /// Run lengths (encode), offsets and lengths (non-trivial runs).
     a: DeviceBuffer<u32>,
     b: DeviceBuffer<u32>,
@@ -98,13 +115,18 @@ struct Run<T: Elem> {
 impl<T: Elem> Run<T> {
     fn new(ctx: &Context, d: Rc<DataSet<T>>, op: Op) -> Res<Self> {
         let n = d.n;
-        let runs = if matches!(op, Op::Encode | Op::NonTrivial) { runs_of(&d.runs) } else { runs_of(&d.keys) };
+        let runs = if matches!(op, Op::Encode | Op::NonTrivial | Op::ReduceNarrow) {
+            runs_of(&d.runs)
+        } else {
+            runs_of(&d.keys)
+        };
         let counts = matches!(op, Op::Encode | Op::NonTrivial);
         Ok(Run {
             op,
             temp: ctx.by_key().temp(n)?,
             out: poisoned(ctx, if op == Op::NonTrivial { 0 } else { n })?,
             keys_out: poisoned(ctx, if op == Op::Reduce { n } else { 0 })?,
+            keys_narrow: poisoned(ctx, if op == Op::ReduceNarrow { n } else { 0 })?,
             a: poisoned(ctx, if counts { n } else { 0 })?,
             b: poisoned(ctx, if op == Op::NonTrivial { n } else { 0 })?,
             count: poisoned(ctx, 1)?,
@@ -122,6 +144,15 @@ impl<T: Elem> Prepared for Run<T> {
                 &d.d_keys[c],
                 &d.d_vals[c],
                 &mut self.keys_out,
+                &mut self.out,
+                &mut self.count,
+                Sum,
+                temp,
+            ),
+            Op::ReduceNarrow => bk.reduce_by_key_into(
+                &d.d_runs[c],
+                &d.d_vals[c],
+                &mut self.keys_narrow,
                 &mut self.out,
                 &mut self.count,
                 Sum,
@@ -158,6 +189,14 @@ impl<T: Elem> Prepared for Run<T> {
             Op::Reduce => {
                 let keys: Vec<u64> = runs.iter().map(|r| d.keys[r.0]).collect();
                 same_bits("keys", &download(&self.keys_out, keys.len())?, &keys, |k| k)?;
+                let got = download(&self.out, runs.len())?;
+                for (j, &(at, len)) in runs.iter().enumerate() {
+                    sum_of(&d.vals[at..at + len]).check(got[j]).map_err(|e| format!("aggregate {j}: {e}"))?;
+                }
+            }
+            Op::ReduceNarrow => {
+                let keys: Vec<T> = runs.iter().map(|r| d.runs[r.0]).collect();
+                same_bits("keys", &download(&self.keys_narrow, keys.len())?, &keys, T::bits)?;
                 let got = download(&self.out, runs.len())?;
                 for (j, &(at, len)) in runs.iter().enumerate() {
                     sum_of(&d.vals[at..at + len]).check(got[j]).map_err(|e| format!("aggregate {j}: {e}"))?;
@@ -209,6 +248,7 @@ impl<T: Elem> Prepared for Run<T> {
         let (n, s, r) = (self.d.n as u64, T::TY.size() as u64, self.runs.len() as u64);
         match self.op {
             Op::Reduce => Moved { read: n * (8 + s), written: r * (8 + s) },
+            Op::ReduceNarrow => Moved { read: 2 * n * s, written: 2 * r * s },
             Op::Inclusive | Op::Exclusive => Moved { read: n * (8 + s), written: n * s },
             Op::Encode => Moved { read: n * s, written: r * (s + 4) },
             Op::NonTrivial => Moved { read: n * s, written: 8 * self.runs.iter().filter(|r| r.1 > 1).count() as u64 },

@@ -257,6 +257,9 @@ pub(crate) struct DataCase {
     pub group: Group,
     /// `select_if/50%`, `reduce_by_key/run8`, ...: also the CUB twin's name.
     pub name: String,
+    /// Whether the CUB program has a twin of this name (`false`: none is
+    /// asked for, and the case has no × CUB).
+    pub twin: bool,
     pub ty: Ty,
     pub data: DataKey,
     /// The arrays it reads, for the input digest.
@@ -279,6 +282,7 @@ impl DataCase {
         DataCase {
             group,
             name,
+            twin: true,
             ty: T::TY,
             data,
             reads,
@@ -290,6 +294,11 @@ impl DataCase {
                 Ok(Box::new(prepare(ctx, d)?) as Box<dyn Prepared>)
             }),
         }
+    }
+
+    /// The same case without a CUB twin.
+    pub(crate) fn without_twin(self) -> DataCase {
+        DataCase { twin: false, ..self }
     }
 }
 
