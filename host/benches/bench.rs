@@ -850,7 +850,8 @@ usage: bench [GROUP[,GROUP..]|all] [--quick] [--out DIR] [--sizes SPEC] [--types
 
 Environment: GPUPRIM_BACKEND=emu|cuda picks the backend; GPUPRIM_REQUIRE_GPU=1
 fails instead of falling back to the CPU emulator; GPUPRIM_CUB_BENCH=PATH is
---cub PATH when --cub is not given.";
+--cub PATH when --cub is not given; GPUPRIM_BENCH_CHUNK_LENS=CHUNK,SHORT sets
+the segmented chunked path's chunk and short lengths (tuning sweeps).";
 
 struct Options {
     groups: Vec<Group>,

@@ -28,6 +28,7 @@ use super::data::{DataCase, DataKey, DataSet, Moved, Part, Prepared, download, p
 use crate::{Elem, Expect, F64Sum, Group, Res, float_bound};
 use gpuprim::segmented::{ArgMin, SegmentedTemp, Sum};
 use gpuprim::{Context, DeviceBuffer};
+use gpuprim_kernels::segmented::policy;
 use std::rc::Rc;
 
 const GROUP: Group = Group("segmented");
@@ -142,11 +143,28 @@ struct Run<T: Elem> {
     indices: DeviceBuffer<u64>,
 }
 
+/// For tuning sweeps: `GPUPRIM_BENCH_CHUNK_LENS=CHUNK,SHORT` (elements;
+/// a part left empty keeps its default) sets the chunked path's chunk
+/// length and shortest chunked segment for every case of the group
+/// (through the builder's hidden `chunk_lens`), so that one build
+/// measures several settings. Announced once on stdout.
+fn sweep_lens<T>(seg: gpuprim::Segmented<'_>, n: usize) -> gpuprim::Segmented<'_> {
+    static ANNOUNCE: std::sync::Once = std::sync::Once::new();
+    let Ok(v) = std::env::var("GPUPRIM_BENCH_CHUNK_LENS") else { return seg };
+    let (c, s) = v.split_once(',').unwrap_or((v.as_str(), ""));
+    let chunk = c.trim().parse().unwrap_or(policy::chunk_len::<T>(n as u64));
+    let short = s.trim().parse().unwrap_or(policy::short_len::<T>());
+    ANNOUNCE.call_once(|| {
+        println!("  segmented: GPUPRIM_BENCH_CHUNK_LENS={v}: chunk and short lengths set for a sweep, not the defaults")
+    });
+    seg.chunk_lens(chunk, short)
+}
+
 impl<T: Elem> Run<T> {
     fn new(ctx: &Context, d: Rc<DataSet<T>>, how: How) -> Res<Self> {
         let argmin = how.argmin();
         let segs = d.offsets.len() - 1;
-        let seg = ctx.segmented().check(false);
+        let seg = sweep_lens::<T>(ctx.segmented().check(false), d.n);
         let temp = if argmin { seg.temp::<T, ArgMin>(d.n)? } else { seg.temp::<T, Sum>(d.n)? };
         Ok(Run {
             how,
@@ -160,7 +178,7 @@ impl<T: Elem> Run<T> {
 
 impl<T: Elem> Prepared for Run<T> {
     fn run(&mut self, ctx: &Context, c: usize) -> gpuprim::Result<()> {
-        let (d, seg) = (&self.d, ctx.segmented().check(false));
+        let (d, seg) = (&self.d, sweep_lens::<T>(ctx.segmented().check(false), self.d.n));
         match self.how {
             How::ArgMin => {
                 seg.reduce_with_temp(&d.d_vals[c], &d.d_offsets[c], &mut self.indices, ArgMin, &mut self.temp)
