@@ -141,36 +141,50 @@ struct Run<T: Elem> {
     temp: SegmentedTemp,
     sums: DeviceBuffer<T>,
     indices: DeviceBuffer<u64>,
+    /// The sweep's chunk and short lengths ([`sweep_lens`]), or `None`.
+    lens: Option<(u64, u64)>,
 }
 
 /// For tuning sweeps: `GPUPRIM_BENCH_CHUNK_LENS=CHUNK,SHORT` (elements;
-/// a part left empty keeps its default) sets the chunked path's chunk
+/// a part left empty keeps its default) gives the chunked path's chunk
 /// length and shortest chunked segment for every case of the group
 /// (through the builder's hidden `chunk_lens`), so that one build
-/// measures several settings. Announced once on stdout.
-fn sweep_lens<T>(seg: gpuprim::Segmented<'_>, n: usize) -> gpuprim::Segmented<'_> {
+/// measures several settings. Read when a case is prepared, not in its
+/// timed runs; announced once on stdout.
+fn sweep_lens<T>(n: usize) -> Option<(u64, u64)> {
     static ANNOUNCE: std::sync::Once = std::sync::Once::new();
-    let Ok(v) = std::env::var("GPUPRIM_BENCH_CHUNK_LENS") else { return seg };
+    let v = std::env::var("GPUPRIM_BENCH_CHUNK_LENS").ok()?;
     let (c, s) = v.split_once(',').unwrap_or((v.as_str(), ""));
     let chunk = c.trim().parse().unwrap_or(policy::chunk_len::<T>(n as u64));
     let short = s.trim().parse().unwrap_or(policy::short_len::<T>());
     ANNOUNCE.call_once(|| {
         println!("  segmented: GPUPRIM_BENCH_CHUNK_LENS={v}: chunk and short lengths set for a sweep, not the defaults")
     });
-    seg.chunk_lens(chunk, short)
+    Some((chunk, short))
+}
+
+/// The group's builder, with the sweep's lengths where set.
+fn builder(ctx: &Context, lens: Option<(u64, u64)>) -> gpuprim::Segmented<'_> {
+    let seg = ctx.segmented().check(false);
+    match lens {
+        Some((chunk, short)) => seg.chunk_lens(chunk, short),
+        None => seg,
+    }
 }
 
 impl<T: Elem> Run<T> {
     fn new(ctx: &Context, d: Rc<DataSet<T>>, how: How) -> Res<Self> {
         let argmin = how.argmin();
         let segs = d.offsets.len() - 1;
-        let seg = sweep_lens::<T>(ctx.segmented().check(false), d.n);
+        let lens = sweep_lens::<T>(d.n);
+        let seg = builder(ctx, lens);
         let temp = if argmin { seg.temp::<T, ArgMin>(d.n)? } else { seg.temp::<T, Sum>(d.n)? };
         Ok(Run {
             how,
             temp,
             sums: poisoned(ctx, if argmin { 0 } else { segs })?,
             indices: poisoned(ctx, if argmin { segs } else { 0 })?,
+            lens,
             d,
         })
     }
@@ -178,7 +192,7 @@ impl<T: Elem> Run<T> {
 
 impl<T: Elem> Prepared for Run<T> {
     fn run(&mut self, ctx: &Context, c: usize) -> gpuprim::Result<()> {
-        let (d, seg) = (&self.d, sweep_lens::<T>(ctx.segmented().check(false), self.d.n));
+        let (d, seg) = (&self.d, builder(ctx, self.lens));
         match self.how {
             How::ArgMin => {
                 seg.reduce_with_temp(&d.d_vals[c], &d.d_offsets[c], &mut self.indices, ArgMin, &mut self.temp)
