@@ -150,17 +150,26 @@ struct Run<T: Elem> {
 /// length and shortest chunked segment for every case of the group
 /// (through the builder's hidden `chunk_lens`), so that one build
 /// measures several settings. Read when a case is prepared, not in its
-/// timed runs; announced once on stdout.
-fn sweep_lens<T>(n: usize) -> Option<(u64, u64)> {
+/// timed runs; announced once on stdout. A part that is not a number is
+/// an error, so that a typo cannot pass for a sweep of the defaults.
+fn sweep_lens<T>(n: usize) -> Res<Option<(u64, u64)>> {
     static ANNOUNCE: std::sync::Once = std::sync::Once::new();
-    let v = std::env::var("GPUPRIM_BENCH_CHUNK_LENS").ok()?;
+    let Ok(v) = std::env::var("GPUPRIM_BENCH_CHUNK_LENS") else { return Ok(None) };
     let (c, s) = v.split_once(',').unwrap_or((v.as_str(), ""));
-    let chunk = c.trim().parse().unwrap_or(policy::chunk_len::<T>(n as u64));
-    let short = s.trim().parse().unwrap_or(policy::short_len::<T>());
+    let part = |text: &str, default: u64| -> Res<u64> {
+        let text = text.trim();
+        if text.is_empty() {
+            return Ok(default);
+        }
+        text.parse()
+            .map_err(|e| format!("GPUPRIM_BENCH_CHUNK_LENS={v}: `{text}` is not a length in elements ({e})").into())
+    };
+    let chunk = part(c, policy::chunk_len::<T>(n as u64))?;
+    let short = part(s, policy::short_len::<T>())?;
     ANNOUNCE.call_once(|| {
         println!("  segmented: GPUPRIM_BENCH_CHUNK_LENS={v}: chunk and short lengths set for a sweep, not the defaults")
     });
-    Some((chunk, short))
+    Ok(Some((chunk, short)))
 }
 
 /// The group's builder, with the sweep's lengths where set.
@@ -176,7 +185,7 @@ impl<T: Elem> Run<T> {
     fn new(ctx: &Context, d: Rc<DataSet<T>>, how: How) -> Res<Self> {
         let argmin = how.argmin();
         let segs = d.offsets.len() - 1;
-        let lens = sweep_lens::<T>(d.n);
+        let lens = sweep_lens::<T>(d.n)?;
         let seg = builder(ctx, lens);
         let temp = if argmin { seg.temp::<T, ArgMin>(d.n)? } else { seg.temp::<T, Sum>(d.n)? };
         Ok(Run {
