@@ -247,6 +247,7 @@ pub struct Segmented<'c> {
     chunked: Option<bool>,
     chunk_len: Option<u64>,
     short_len: Option<u64>,
+    spread: Option<bool>,
     short: Option<bool>,
     ranges_parts: Option<u64>,
     ranges_long: Option<(u64, u64)>,
@@ -323,6 +324,7 @@ impl Context {
             chunked: None,
             chunk_len: None,
             short_len: None,
+            spread: None,
             short: None,
             ranges_parts: None,
             ranges_long: None,
@@ -688,6 +690,18 @@ impl<'c> Segmented<'c> {
         self
     }
 
+    /// Whether the chunked path's work launch is the build that may spread
+    /// the short segments' batches among the chunk items
+    /// ([`policy::spread_chunks`] unless set; that build spreads them
+    /// only on launches of [`policy::SPREAD_FROM`] tickets a block or
+    /// more): for tests, which reach it with small inputs this way, and
+    /// measurements.
+    #[doc(hidden)]
+    pub fn spread_tickets(mut self, yes: bool) -> Self {
+        self.spread = Some(yes);
+        self
+    }
+
     /// The chunked path's chunk length and shortest chunked segment for
     /// `n` elements of `T` (`n = 0`: the shorter chunks, which plan the
     /// most items).
@@ -959,7 +973,12 @@ impl<'c> Segmented<'c> {
         let what = Instance::of(T::NAME).op(Op::NAME);
         let task = || format!("segmented `{}` on `{}` (chunks)", Op::NAME, T::NAME);
         let plan = Family("segmented_plan").get(self.ctx, Instance::of(""), policy::CHUNKS_BLOCK, task)?;
-        let work = Family("segmented_chunks").get(self.ctx, what, policy::CHUNKS_BLOCK, task)?;
+        let work = if self.spread.unwrap_or(policy::spread_chunks::<T>(n)) {
+            "segmented_chunks_spread"
+        } else {
+            "segmented_chunks"
+        };
+        let work = Family(work).get(self.ctx, what, policy::CHUNKS_BLOCK, task)?;
         let ChunkSizes { chunk, short, cap, tickets } = sizes;
         let used = policy::chunks_layout::<Op::Acc>(cap)[3];
         let full = (self.ctx.multiprocessors() as u64 * policy::CHUNKS_BLOCKS_PER_SM as u64).max(1);

@@ -1062,14 +1062,17 @@ backend_test!(temp_storage_reused_and_unchecked_calls, |ctx| {
     let small = ctx.segmented().temp::<f32, Sum>(10).unwrap();
     assert!(small.bytes() < temp.bytes());
     let mut small = small;
-    let x = ctx.upload(&vec![1.0f32; 3 * t]).unwrap();
     // Segments of 7 go through the flat kernel, whose records grow with
-    // the input. (One long segment would not need more than `small`: the
-    // chunked path's storage grows with its chunks.)
-    let mut out = ctx.alloc::<f32>((3 * t).div_ceil(7)).unwrap();
+    // the input: over 16 tiles they need more than a temp for 10 elements
+    // holds (that one is sized by its fixed headers). (One long segment
+    // would not need more than `small`: the chunked path's storage grows
+    // with its chunks.)
+    let big = 16 * t;
+    let x = ctx.upload(&vec![1.0f32; big]).unwrap();
+    let mut out = ctx.alloc::<f32>(big.div_ceil(7)).unwrap();
     let too_small = seg.reduce_fixed_with_temp(&x, 7, &mut out, Sum, &mut small);
     assert!(matches!(too_small, Err(Error::LengthMismatch { .. })), "{too_small:?}");
-    let offsets: Vec<u64> = (0..=3 * t as u64).step_by(7).chain([3 * t as u64]).collect();
+    let offsets: Vec<u64> = (0..=big as u64).step_by(7).chain([big as u64]).collect();
     let offs = ctx.upload(&offsets).unwrap();
     let mut out = ctx.alloc::<f32>(offsets.len() - 1).unwrap();
     let too_small = seg.reduce_with_temp(&x, &offs, &mut out, Sum, &mut small);
@@ -1219,6 +1222,30 @@ backend_test!(float_argmin_argmax_among_nans, |ctx| {
     go!(f32, ArgMax);
     go!(f64, ArgMin);
     go!(f64, ArgMax);
+});
+
+// The chunked path's two builds of the work launch, each forced: the one
+// that spreads the short batches among the chunk items (on a launch of
+// enough tickets a block that it does: short chunks over an input of many
+// of them) and the one that does not, over mixed lengths (short segments
+// a warp each, long ones in several chunks), for a sum, argmin and a
+// float sum, on fresh draws.
+backend_test!(chunks_spread_and_plain_builds, |ctx| {
+    let seed = gpuprim_tests::draw(any::<u64>());
+    // Tickets a block: the work grid is at most a resident one, so
+    // SPREAD_FROM tickets for each of its blocks (chunks of 64 elements).
+    let full = ctx.multiprocessors() as usize * policy::CHUNKS_BLOCKS_PER_SM as usize;
+    let n = (2 * policy::SPREAD_FROM as usize * full * 64).max(20_000) + (seed % 4096) as usize;
+    for spread in [true, false] {
+        let seg = ctx.segmented().chunked(true).chunk_lens(64, 50).spread_tickets(spread);
+        for (i, mean) in [30usize, 200, 1000].into_iter().enumerate() {
+            let k = seed ^ (i as u64) << 8 ^ spread as u64;
+            let offsets = random_offsets(n, mean, k);
+            run_offsets::<i32, Sum>(ctx, &seg, &data::<i32, Sum>(n, k), &offsets).unwrap();
+            run_offsets::<i32, ArgMin>(ctx, &seg, &data::<i32, ArgMin>(n, k ^ 1), &offsets).unwrap();
+            run_offsets::<f32, Sum>(ctx, &seg, &data::<f32, Sum>(n, k ^ 2), &offsets).unwrap();
+        }
+    }
 });
 
 // GPU only: large inputs of the headline shapes (2^4, 2^9, 2^20 and

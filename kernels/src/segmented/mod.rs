@@ -8,7 +8,7 @@
 //! | [`ranges::segmented_ranges`] | any begin/end pairs | one warp per segment, or a lane each for short ones where there are many |
 //! | [`ranges::segmented_ranges_parts`] (twice) | few long begin/end pairs | each pair in equal parts, a warp a part; a second launch combines the parts |
 //! | [`ranges::segmented_ranges_slots`] (after the ranges kernel) | the long ones among many begin/end pairs | the ranges kernel lists them in a table of slots; the warps share the slots, and the last one in of a pair joins its slots |
-//! | [`chunks::segmented_plan`] + [`chunks::segmented_chunks`] | offsets or begin/end pairs, long on average | long segments in chunks of a block each, short ones a warp each; tickets over a resident grid |
+//! | [`chunks::segmented_plan`] + [`chunks::segmented_chunks`] | offsets or begin/end pairs, long on average | long segments in chunks of a block each, short ones a warp each; tickets over a resident grid (two builds of the work kernel: `segmented_chunks_spread` from 256 MiB of input spreads the short batches among the chunks) |
 //!
 //! The flat kernel does the same work per element whatever the segment
 //! lengths: many tiny segments, a few huge ones and any mix run at one
@@ -439,7 +439,14 @@ entries! {
         => segmented_plan::<{B}>; blocks [256];
     segmented_chunks(input: *const T, n: u64, begins: *const u64, ends: *const u64, segments: u64,
          out: *mut <Op as SegmentedReduction>::Out, chunk_len: u64, short_len: u64, cap: u64, temp: *mut u64)
-        => segmented_chunks::<Op, {B}, { 16 / core::mem::size_of::<T>() }>;
+        => segmented_chunks::<Op, {B}, { 16 / core::mem::size_of::<T>() }, false>;
+        ops [sum = Plain<T, Sum>, product = Plain<T, Product>, min = Plain<T, Min>, max = Plain<T, Max>,
+             argmin = Arg<T, Smallest>, argmax = Arg<T, Largest>]
+        types [i32, u32, i64, u64, f32, f64]
+        blocks [256];
+    segmented_chunks_spread(input: *const T, n: u64, begins: *const u64, ends: *const u64, segments: u64,
+         out: *mut <Op as SegmentedReduction>::Out, chunk_len: u64, short_len: u64, cap: u64, temp: *mut u64)
+        => segmented_chunks::<Op, {B}, { 16 / core::mem::size_of::<T>() }, true>;
         ops [sum = Plain<T, Sum>, product = Plain<T, Product>, min = Plain<T, Min>, max = Plain<T, Max>,
              argmin = Arg<T, Smallest>, argmax = Arg<T, Largest>]
         types [i32, u32, i64, u64, f32, f64]

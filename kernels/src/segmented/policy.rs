@@ -586,6 +586,25 @@ pub const CHUNK_LOADS: usize = 8;
 /// Consecutive segments one ticket of the work kernel covers at short
 /// lengths.
 pub const SHORT_BATCH: u32 = CHUNKS_BLOCK / 32 * SHORT_PER_WARP;
+/// Tickets a block (chunk items and short batches over the work launch's
+/// grid) from which the short batches lie evenly among the items instead
+/// of after them ([`super::chunks`]): their latency-bound rounds then run
+/// beside blocks that stream, not at the end of the launch.
+// H100, `i32` mixed lengths, spread against after, two runs each in one call (docs/tuning/segmented.md): at 2^28 (about 39 tickets a block) sums 1.01x, argmin 1.035x; at 2^24 (about 2.6) sums 0.97-0.98x, argmin 0.97-0.99x.
+pub const SPREAD_FROM: u64 = 8;
+/// Input bytes from which the chunked path's work launch is the build that
+/// may spread the short batches (`segmented_chunks_spread`, which does so
+/// from [`SPREAD_FROM`] tickets a block): 256 MiB, where the chunks grow
+/// too ([`CHUNK_LARGE_FROM`]). Below it, the build without the spreading
+/// code, which runs faster where there are few tickets a block.
+// H100, `i32`, one call, three runs each: the spreading build with its gate closed lost 1-2.5% against main at 2^24 mixed lengths (sums 37.6-38.4 us against 36.9-37.3); at 2^28 it gained 1% for the sums and 4.5% for argmin (400 -> 382 us).
+// H100, next call, two runs each: the two builds chosen here matched main at 2^24 (mixed sums 36.9-37.1 against 37.0-37.2) and the spreading build at 2^28 (argmin 382-383 against main's 400).
+pub const SPREAD_LARGE_FROM: u64 = CHUNK_LARGE_FROM;
+/// Whether `n` elements of `T` take the spreading build of the chunked
+/// path's work launch ([`SPREAD_LARGE_FROM`]).
+pub const fn spread_chunks<T>(n: u64) -> bool {
+    n.saturating_mul(size_of::<T>() as u64) >= SPREAD_LARGE_FROM
+}
 /// Whether CSR offsets of `segments` segments over `n` elements take the
 /// chunked path: a mean segment of at least [`ROUTE_MEAN`]`[0]`
 /// elements (the flat kernel below that, where warps would idle on
@@ -627,8 +646,9 @@ pub const PLAN_CLEAR_BYTES: u64 = 8 * 1024;
 // Mixed lengths (1..=2^16) at 2^24 `i32`: up to 4 chunks a segment, so every lane writes its own (the warp took 32 turns).
 pub const PLAN_OWN_ITEMS: u32 = 8;
 /// Bytes of the chunked path's header in the temporary storage: the
-/// number of chunk items, the bad segments (byte 4), the ticket.
-pub const CHUNKS_HEADER_BYTES: usize = 16;
+/// number of chunk items, the bad segments (byte 4), the overflow word,
+/// and 128 bytes on, in a line of its own, the work kernel's ticket.
+pub const CHUNKS_HEADER_BYTES: usize = 256;
 /// Chunk items the plan may write for `n` elements of `T` in `segments`
 /// segments, with chunks of `chunk` and long segments from `short`
 /// elements: each long segment has at most `len / chunk + 1`.
