@@ -21,7 +21,8 @@ const VEC: u64 = 16;
 /// segmented kernel counts them), whether the items overflowed the plan's
 /// room (not 0: see [`segmented_plan`]), and 128 bytes on, in a line of
 /// its own, the work kernel's ticket: every block of the work launch
-/// loads the first three as it starts and takes tickets at the same time.
+/// loads the count and the overflow word as it starts and takes tickets at
+/// the same time.
 const COUNT: usize = 0;
 const OVERFLOW: usize = 3;
 const TICKET: usize = 32;
