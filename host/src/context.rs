@@ -849,6 +849,28 @@ impl Context {
     /// device, large enough for everything the kernel reads and writes with
     /// the other arguments.
     pub unsafe fn launch(&self, name: &str, cfg: LaunchConfig, args: &[Arg]) -> Result<()> {
+        // SAFETY: forwarded.
+        unsafe { self.launch_as(name, cfg, args, false) }
+    }
+
+    /// [`Self::launch`] as a dependent launch where the GPU runs the sm_90
+    /// machine code (compute capability 9.x, the shipped cubins): it may
+    /// start while the launch before it in the stream drains, and its
+    /// kernel calls `gpu::grid_dependency_wait` before it reads anything
+    /// that launch wrote (the launch before may let it start early with
+    /// `gpu::launch_dependents`). Elsewhere (older GPUs, the PTX, the
+    /// emulator, or `GPUPRIM_DEPENDENT_LAUNCH=0`) an ordinary launch.
+    ///
+    /// # Safety
+    /// As [`Self::launch`]; and the kernel waits as above.
+    pub(crate) unsafe fn launch_dependent(&self, name: &str, cfg: LaunchConfig, args: &[Arg]) -> Result<()> {
+        // SAFETY: forwarded.
+        unsafe { self.launch_as(name, cfg, args, true) }
+    }
+
+    /// # Safety
+    /// As [`Self::launch_dependent`] where `dependent`, else as [`Self::launch`].
+    unsafe fn launch_as(&self, name: &str, cfg: LaunchConfig, args: &[Arg], dependent: bool) -> Result<()> {
         let (k, module) = self.find_kernel(name).ok_or_else(|| self.unknown_kernel(name))?;
         if !args.iter().map(Arg::kind).eq(k.params.iter().copied()) {
             let kinds: Vec<ParamKind> = args.iter().map(Arg::kind).collect();
@@ -885,6 +907,7 @@ impl Context {
                         cfg.block,
                         cfg.shared_bytes,
                         &mut slots[..args.len()],
+                        dependent && c.dependent_launches(),
                     )
                 }
             }

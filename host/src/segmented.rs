@@ -1027,8 +1027,9 @@ impl<'c> Segmented<'c> {
             let cfg = LaunchConfig { grid, block: policy::CHUNKS_BLOCK, shared_bytes };
             // SAFETY: x holds n elements, begins, ends and out
             // `segments`; the region as the plan above left it, its
-            // ticket zero.
-            unsafe { self.ctx.launch(work.name, cfg, &args)? };
+            // ticket zero. A dependent launch: the work kernel waits for
+            // the plan's end before it reads the plan.
+            unsafe { self.ctx.launch_dependent(work.name, cfg, &args)? };
             if self.check { self.errors(region.temp, pairs.what.0, pairs.what.1) } else { Ok(()) }
         };
         self.with_region(temp, used, launch)

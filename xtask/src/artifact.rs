@@ -10,6 +10,11 @@
 //!    holds the header, the top-level declarations its entries use
 //!    (transitively) and its entries, in their original order.
 //! 4. Assembles every shipped module with ptxas for `sm_80` and `sm_90`.
+//!    For `sm_90`, a module whose kernels left grid-dependency comments
+//!    (`gpu::grid_dependency_wait`, `gpu::launch_dependents`) is assembled
+//!    from its PTX with those made `griddepcontrol` instructions, under
+//!    `.version 7.8` and `.target sm_90` (what they need); the shipped PTX
+//!    and the `sm_80` machine code keep the comments.
 //! 5. Writes zstd-compressed containers (see [`encode`]) and a manifest:
 //!    `host/kernels/{ptx,sm_80,sm_90}.zst` and `MANIFEST.txt` (shipped in the
 //!    `gpuprim` crate) and `tests/kernels/testing.ptx.zst` (the modules whose
@@ -689,8 +694,38 @@ fn assemble_all(ptxas: &Path, dir: &Path, jobs: &[Job]) -> Result<Cubins> {
     Ok(cubins.into_inner().expect("no panics hold the lock"))
 }
 
+/// The PTX comments of `gpu::grid_dependency_wait` and
+/// `gpu::launch_dependents`, and the instructions they stand for in the
+/// sm_90 machine code.
+const GRID_DEPENDENCY_MARKERS: [(&str, &str); 2] = [
+    ("// gpuprim: griddepcontrol.wait", "griddepcontrol.wait;"),
+    ("// gpuprim: griddepcontrol.launch_dependents", "griddepcontrol.launch_dependents;"),
+];
+
+/// The PTX that `arch`'s machine code is assembled from: the module's
+/// own, or for `sm_90`, where it holds grid-dependency comments, the same
+/// with those made instructions (PTX ISA 7.8, `.target sm_90`, which
+/// `griddepcontrol` needs). `None`: the module's own.
+fn ptx_for_arch(text: &str, arch: &str) -> Result<Option<String>> {
+    if arch != "sm_90" || !GRID_DEPENDENCY_MARKERS.iter().any(|(m, _)| text.contains(m)) {
+        return Ok(None);
+    }
+    let header = format!(".version 7.0\n.target {PTX_ARCH}\n");
+    ensure!(text.contains(&header), "a module with grid-dependency comments lacks the header {header:?}");
+    let mut out = text.replacen(&header, ".version 7.8\n.target sm_90\n", 1);
+    for (marker, insn) in GRID_DEPENDENCY_MARKERS {
+        out = out.replace(marker, insn);
+    }
+    Ok(Some(out))
+}
+
 fn assemble(ptxas: &Path, dir: &Path, job: &Job) -> Result<Option<Vec<u8>>> {
-    let ptx = dir.join(format!("{}.ptx", job.key));
+    let mut ptx = dir.join(format!("{}.ptx", job.key));
+    let text = fs::read_to_string(&ptx).with_context(|| format!("reading {}", ptx.display()))?;
+    if let Some(own) = ptx_for_arch(&text, job.arch)? {
+        ptx = dir.join(format!("{}.{}.ptx", job.key, job.arch));
+        fs::write(&ptx, own).with_context(|| format!("writing {}", ptx.display()))?;
+    }
     let cubin = dir.join(format!("{}.{}.cubin", job.key, job.arch));
     let mut cmd = Command::new(ptxas);
     cmd.args(["--gpu-name", job.arch]).arg(&ptx).arg("-o").arg(&cubin);
@@ -1005,6 +1040,24 @@ $L__BB9_12:
         assert!(nvptx.contains(&asm), "kernels/src/gpu/nvptx.rs no longer writes {asm}");
         let asm = format!("asm!(\"{}{{b}} {{n}}\"", gpuprim_builder::LAUNCH_BOUNDS_MARKER);
         assert!(nvptx.contains(&asm), "kernels/src/gpu/nvptx.rs no longer writes {asm}");
+    }
+
+    /// The grid-dependency comments become instructions for `sm_90` only,
+    /// under the header they need; kernels/src/gpu/nvptx.rs still writes
+    /// them.
+    #[test]
+    fn grid_dependency_comments_become_instructions_for_sm_90() {
+        let nvptx = include_str!("../../kernels/src/gpu/nvptx.rs");
+        for (marker, _) in GRID_DEPENDENCY_MARKERS {
+            assert!(nvptx.contains(&format!("asm!(\"{marker}\"")), "nvptx.rs no longer writes {marker}");
+        }
+        let ptx = ".version 7.0\n.target sm_70\n.address_size 64\n\n.visible .entry k()\n{\n\t// begin inline asm\n\t// gpuprim: griddepcontrol.wait\n\t// end inline asm\n\tret;\n}\n";
+        assert_eq!(ptx_for_arch(ptx, "sm_80").unwrap(), None);
+        assert_eq!(ptx_for_arch(".version 7.0\n.target sm_70\n", "sm_90").unwrap(), None);
+        let out = ptx_for_arch(ptx, "sm_90").unwrap().expect("rewritten");
+        assert!(out.starts_with(".version 7.8\n.target sm_90\n.address_size 64\n"));
+        assert!(out.contains("\tgriddepcontrol.wait;\n") && !out.contains("// gpuprim: griddepcontrol"));
+        assert!(ptx_for_arch(&ptx.replace(".version 7.0", ".version 8.0"), "sm_90").is_err());
     }
 
     #[test]

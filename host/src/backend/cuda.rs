@@ -144,6 +144,14 @@ impl Cuda {
         self.sms
     }
 
+    /// Whether launches may be dependent launches here
+    /// ([`crate::Context::launch_dependent`]): the kernels run the sm_90
+    /// machine code, where their grid-dependency waits are instructions,
+    /// and `GPUPRIM_DEPENDENT_LAUNCH` is not `0`.
+    pub fn dependent_launches(&self) -> bool {
+        self.image() == Image::Sm90 && std::env::var("GPUPRIM_DEPENDENT_LAUNCH").as_deref() != Ok("0")
+    }
+
     /// Which image kernels load from on this GPU.
     pub fn image(&self) -> Image {
         self.image.unwrap_or(Image::Ptx)
@@ -408,6 +416,7 @@ impl Cuda {
         block: u32,
         shared: u32,
         slots: &mut [u64],
+        dependent: bool,
     ) -> Result<()> {
         let func = self.function(name, module)?;
         if shared > DEFAULT_SHARED {
@@ -427,6 +436,31 @@ impl Cuda {
         // SAFETY: `func` is a live function of a loaded module; the parameter
         // pointers point at the slots, which outlive the call (the driver
         // copies parameters at launch); the rest is the caller's contract.
+        if dependent {
+            let mut attr = sys::CUlaunchAttribute {
+                id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+                pad: [0; 4],
+                // SAFETY: a plain-data union, all zeros a valid value.
+                value: unsafe { std::mem::zeroed() },
+            };
+            attr.value.programmaticStreamSerializationAllowed = 1;
+            let config = sys::CUlaunchConfig {
+                gridDimX: grid,
+                gridDimY: 1,
+                gridDimZ: 1,
+                blockDimX: block,
+                blockDimY: 1,
+                blockDimZ: 1,
+                sharedMemBytes: shared,
+                hStream: stream.cu_stream(),
+                attrs: &mut attr,
+                numAttrs: 1,
+            };
+            // SAFETY: as below; `config` and `attr` outlive the call.
+            return unsafe { sys::cuLaunchKernelEx(&config, func, ptrs.as_mut_ptr(), std::ptr::null_mut()) }
+                .result()
+                .during("cuLaunchKernelEx");
+        }
         unsafe {
             result::launch_kernel(
                 func,
@@ -490,7 +524,7 @@ impl Cuda {
         // SAFETY: the hold kernel takes (flag: *const u32, timeout_ns: u64,
         // timed_out: *mut u32); both pointers are device addresses of live
         // mapped words, which outlive the kernel (each call waits for it).
-        unsafe { self.launch(stream, gpuprim_kernels::timing::HOLD_KERNEL, None, 1, 32, 0, &mut slots)? };
+        unsafe { self.launch(stream, gpuprim_kernels::timing::HOLD_KERNEL, None, 1, 32, 0, &mut slots, false)? };
         // From here on the flag must be set on every path, or the next wait
         // for the stream would last until the timeout.
         let mut release = Release { cuda: self, stream, words, synchronized: false };

@@ -136,6 +136,28 @@ pub unsafe fn prefetch_l2(p: *const u8) {
     unsafe { imp::prefetch_l2(p) }
 }
 
+/// Wait until the launch before this one in the stream has finished and
+/// its writes are visible: what a kernel that the host launches as a
+/// dependent launch (`Context::launch_dependent`: it may start while the
+/// one before drains, on compute capability 9.0) calls before it reads
+/// what that launch wrote. `griddepcontrol.wait` in the sm_90 machine code
+/// (`cargo xtask artifact` turns this call's PTX comment into it; the PTX
+/// for older GPUs keeps the comment, and the host launches those kernels
+/// in stream order). Nothing on the host, nor in a launch in stream order.
+#[inline(always)]
+pub fn grid_dependency_wait() {
+    imp::grid_dependency_wait()
+}
+
+/// Let the next launch in the stream, if the host launched it as a
+/// dependent launch, start before this one ends: its blocks then wait at
+/// [`grid_dependency_wait`]. `griddepcontrol.launch_dependents` in the
+/// sm_90 machine code, as above; nothing elsewhere.
+#[inline(always)]
+pub fn launch_dependents() {
+    imp::launch_dependents()
+}
+
 /// Suspend the calling thread for about `ns` nanoseconds (PTX
 /// `nanosleep`, a hint); nothing on the host.
 #[inline(always)]

@@ -62,6 +62,19 @@ pub fn max_registers<const N: u32>() {
     unsafe { asm!("// gpuprim: .maxnreg {n}", n = const N, options(nomem, nostack, preserves_flags)) };
 }
 #[inline(always)]
+pub fn grid_dependency_wait() {
+    // SAFETY: a comment, no instruction, in this PTX (`.target sm_70`);
+    // `cargo xtask artifact` makes it `griddepcontrol.wait` in the sm_90
+    // machine code. Not `nomem`: no memory access moves above it.
+    unsafe { asm!("// gpuprim: griddepcontrol.wait", options(nostack, preserves_flags)) };
+}
+#[inline(always)]
+pub fn launch_dependents() {
+    // SAFETY: a comment, no instruction, as above
+    // (`griddepcontrol.launch_dependents` in the sm_90 machine code).
+    unsafe { asm!("// gpuprim: griddepcontrol.launch_dependents", options(nostack, preserves_flags)) };
+}
+#[inline(always)]
 pub fn min_blocks_per_sm<const B: u32, const N: u32>() {
     // SAFETY: a comment, no instruction: `gpuprim_builder::LAUNCH_BOUNDS_MARKER`,
     // the threads and the blocks.

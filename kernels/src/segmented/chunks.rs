@@ -76,6 +76,10 @@ pub unsafe fn segmented_plan<const B: u32>(
     spare: *mut u64,
     spare_words: u64,
 ) {
+    // The work launch after this one may start now (where the host made it
+    // a dependent launch): its blocks wait for this launch's end before
+    // they read the plan.
+    gpu::launch_dependents();
     // SAFETY: the caller's contract on `spare`.
     unsafe { clear_words::<B>(spare, spare_words) };
     let header = temp as *mut u32;
@@ -190,10 +194,10 @@ pub unsafe fn segmented_plan<const B: u32>(
 ///           the items (`spread`), else after them
 /// ```
 ///
-/// H100 (2026-12-07, CUB 3.0.1 in the same call), `i32` mixed lengths:
-/// sums 382 us at 2^28 (94.6% of copy, 0.97x CUB), argmin 382 (0.99x;
-/// 400 before the spreading build); at 2^24 sums 37.4 (0.94x), argmin
-/// 38.1 (1.00x).
+/// H100 (2026-12-07, CUB 3.0.1 in the same call), `i32` mixed lengths,
+/// launched as a dependent launch of the plan (about 1 us less at 2^24):
+/// sums 363 us at 2^28 (98.7% of copy on that card, 0.97x CUB), argmin
+/// 366 (0.98x); at 2^24 sums 35.8 (0.96x), argmin 35.5 (1.05x).
 ///
 /// H200, 2^28 `i32` sums, the plan launch included: mixed lengths 272 us
 /// (94% of copy, 0.95x CUB; the flat kernel 296), segments of 2^20 248
@@ -242,6 +246,10 @@ pub unsafe fn segmented_chunks<R: SegmentedReduction, const B: u32, const V: usi
     if size_of::<R::In>() <= 4 && R::NEEDS_START {
         gpu::min_blocks_per_sm::<B, { policy::CHUNKS_BLOCKS_INDEXED }>();
     }
+    // Launched as a dependent launch of the plan (sm_90), this grid may
+    // start while the plan runs: nothing the plan writes is read before
+    // its end.
+    gpu::grid_dependency_wait();
     let header = temp as *mut u32;
     let [items_at, arrive_at, partials_at, _] = policy::chunks_layout::<R::Acc>(cap);
     let items = (temp as *mut u8).wrapping_add(items_at) as *const u64;
