@@ -248,6 +248,9 @@ pub struct Segmented<'c> {
     chunk_len: Option<u64>,
     short_len: Option<u64>,
     spread: Option<bool>,
+    /// Early batches of the chunked path's work launch
+    /// ([`Self::early_batches`]); `None`: the policy's.
+    early: Option<u64>,
     short: Option<bool>,
     ranges_parts: Option<u64>,
     ranges_long: Option<(u64, u64)>,
@@ -325,6 +328,7 @@ impl Context {
             chunk_len: None,
             short_len: None,
             spread: None,
+            early: None,
             short: None,
             ranges_parts: None,
             ranges_long: None,
@@ -702,6 +706,16 @@ impl<'c> Segmented<'c> {
         self
     }
 
+    /// The chunked path's work launch: how many of its first tickets are
+    /// short batches run before its blocks wait for the plan (`0`: none;
+    /// the default: [`policy::early_batches`]; argmin and argmax run none
+    /// whatever is asked). For tests and tuning.
+    #[doc(hidden)]
+    pub fn early_batches(mut self, batches: u64) -> Self {
+        self.early = Some(batches);
+        self
+    }
+
     /// The chunked path's chunk length and shortest chunked segment for
     /// `n` elements of `T` (`n = 0`: the shorter chunks, which plan the
     /// most items).
@@ -1008,6 +1022,10 @@ impl<'c> Segmented<'c> {
             // of `cap` items (the plan writes none past them), zeroed;
             // spare the other half.
             unsafe { self.ctx.launch(plan.name, cfg, &args)? };
+            // Tickets beyond the grid: at most a resident grid, fewer
+            // where there is less work.
+            let grid = tickets.clamp(1, full) as u32;
+            let early = self.early.unwrap_or_else(|| policy::early_batches(grid as u64));
             let args = [
                 Arg::Ptr(x),
                 n.into(),
@@ -1019,10 +1037,8 @@ impl<'c> Segmented<'c> {
                 short.into(),
                 cap.into(),
                 Arg::Ptr(region.temp),
+                early.into(),
             ];
-            // Tickets beyond the grid: at most a resident grid, fewer
-            // where there is less work.
-            let grid = tickets.clamp(1, full) as u32;
             let shared_bytes = policy::chunks_smem_bytes::<Op::Acc>(policy::CHUNKS_BLOCK) as u32;
             let cfg = LaunchConfig { grid, block: policy::CHUNKS_BLOCK, shared_bytes };
             // SAFETY: x holds n elements, begins, ends and out

@@ -731,7 +731,13 @@ fn chunked_ranges<T: TestType, Op: TestOp<T>>(ctx: &Context, seed: u64) {
         let begins: Vec<u64> = pairs.iter().map(|s| s.0 as u64).collect();
         let ends: Vec<u64> = pairs.iter().map(|s| s.1 as u64).collect();
         let mut out = ctx.alloc::<Op::Out>(pairs.len()).unwrap();
-        for seg in [ctx.segmented().chunked(true), ctx.segmented().chunked(true).chunk_lens(1000, 500)] {
+        // (Every short batch run before the plan's end, the last: where the
+        // room overflows, those batches' long pairs get their warps after.)
+        for seg in [
+            ctx.segmented().chunked(true),
+            ctx.segmented().chunked(true).chunk_lens(1000, 500),
+            ctx.segmented().chunked(true).early_batches(u64::MAX),
+        ] {
             out.poison().unwrap();
             seg.reduce_ranges(&input, &begins, &ends, &mut out, Op::default()).unwrap();
             verify_all::<T, Op>(&x, &pairs, &out.to_vec().unwrap())
@@ -1229,17 +1235,18 @@ backend_test!(float_argmin_argmax_among_nans, |ctx| {
 // enough tickets a block that it does: short chunks over an input of many
 // of them) and the one that does not, over mixed lengths (short segments
 // a warp each, long ones in several chunks), for a sum, argmin and a
-// float sum, on fresh draws.
+// float sum, on fresh draws; with no short batch run before the plan's
+// end, a few, and every one.
 backend_test!(chunks_spread_and_plain_builds, |ctx| {
     let seed = gpuprim_tests::draw(any::<u64>());
     // Tickets a block: the work grid is at most a resident one, so
     // SPREAD_FROM tickets for each of its blocks (chunks of 64 elements).
     let full = ctx.multiprocessors() as usize * policy::CHUNKS_BLOCKS_PER_SM as usize;
     let n = (2 * policy::SPREAD_FROM as usize * full * 64).max(20_000) + (seed % 4096) as usize;
-    for spread in [true, false] {
-        let seg = ctx.segmented().chunked(true).chunk_lens(64, 50).spread_tickets(spread);
+    for (spread, early) in [(true, 0), (true, 5), (true, u64::MAX), (false, 0), (false, 5), (false, u64::MAX)] {
+        let seg = ctx.segmented().chunked(true).chunk_lens(64, 50).spread_tickets(spread).early_batches(early);
         for (i, mean) in [30usize, 200, 1000].into_iter().enumerate() {
-            let k = seed ^ (i as u64) << 8 ^ spread as u64;
+            let k = seed ^ (i as u64) << 8 ^ spread as u64 ^ early.min(7) << 4;
             let offsets = random_offsets(n, mean, k);
             run_offsets::<i32, Sum>(ctx, &seg, &data::<i32, Sum>(n, k), &offsets).unwrap();
             run_offsets::<i32, ArgMin>(ctx, &seg, &data::<i32, ArgMin>(n, k ^ 1), &offsets).unwrap();

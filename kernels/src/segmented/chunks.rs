@@ -188,16 +188,32 @@ pub unsafe fn segmented_plan<const B: u32>(
 /// ```text
 /// work      0 .. items              items (segment, chunk): a block each
 ///           items .. + batches      SHORT_BATCH segments: a warp each short one
-/// tickets   items and batches, each in order; in the spreading build
-///           (`S`, from policy::SPREAD_LARGE_FROM bytes of input) and from
-///           policy::SPREAD_FROM tickets a block, the batches evenly among
-///           the items (`spread`), else after them
+/// tickets   0 .. early               batches 0 .. early, run before the
+///                                    wait for the plan (none for argmin
+///                                    and argmax)
+///           then                     the items and the other batches, each
+///                                    in order; in the spreading build (`S`,
+///                                    from policy::SPREAD_LARGE_FROM bytes of
+///                                    input) and from policy::SPREAD_FROM
+///                                    tickets a block, the batches evenly
+///                                    among the items (`spread`), else after
+///                                    them
+///           after an overflow        the early batches again, for their
+///                                    long segments
 /// ```
 ///
-/// H100 (2026-12-07, CUB 3.0.1 in the same call), `i32` mixed lengths,
-/// launched as a dependent launch of the plan (about 1 us less at 2^24):
-/// sums 363 us at 2^28 (98.7% of copy on that card, 0.97x CUB), argmin
-/// 366 (0.98x); at 2^24 sums 35.8 (0.96x), argmin 35.5 (1.05x).
+/// The launch is a dependent launch of the plan (sm_90): its blocks may
+/// start while the plan runs. The short batches need nothing of the plan
+/// (the pairs and the input were written before it), so the first
+/// `early` tickets ([`policy::early_batches`], one a block) are batches
+/// that blocks run before they wait for the plan's end
+/// (`griddepcontrol.wait`); the plan's run is spent on them.
+///
+/// H100 (2026-12-07, CUB 3.0.1 in the same call), `i32` mixed lengths:
+/// sums 360 us at 2^28 (0.98x CUB), 34.6-35.2 at 2^24 (0.97-0.99x);
+/// argmin 366 (0.98x) and 35.5 (1.03-1.05x). The dependent launch took
+/// about 1 us off every 2^24 case, the early batches 0.3-2 more (segments
+/// of 512: 30.6 -> 28.5) and 3 at 2^28.
 ///
 /// H200, 2^28 `i32` sums, the plan launch included: mixed lengths 272 us
 /// (94% of copy, 0.95x CUB; the flat kernel 296), segments of 2^20 248
@@ -225,6 +241,7 @@ pub unsafe fn segmented_chunks<R: SegmentedReduction, const B: u32, const V: usi
     short_len: u64,
     cap: u64,
     temp: *mut u64,
+    early: u64,
 ) {
     const { assert!(V * size_of::<R::In>() == VEC as usize, "V elements make one 16-byte vector") };
     // Six blocks of 256 a multiprocessor for 4-byte inputs under plain
@@ -246,37 +263,20 @@ pub unsafe fn segmented_chunks<R: SegmentedReduction, const B: u32, const V: usi
     if size_of::<R::In>() <= 4 && R::NEEDS_START {
         gpu::min_blocks_per_sm::<B, { policy::CHUNKS_BLOCKS_INDEXED }>();
     }
-    // Launched as a dependent launch of the plan (sm_90), this grid may
-    // start while the plan runs: nothing the plan writes is read before
-    // its end.
-    gpu::grid_dependency_wait();
     let header = temp as *mut u32;
-    let [items_at, arrive_at, partials_at, _] = policy::chunks_layout::<R::Acc>(cap);
-    let items = (temp as *mut u8).wrapping_add(items_at) as *const u64;
-    let arrive = (temp as *mut u8).wrapping_add(arrive_at) as *mut u32;
-    let partials = (temp as *mut u8).wrapping_add(partials_at) as *mut R::Acc;
     let smem = Shared::<u8>::dynamic();
     let odd = policy::chunks_slots_odd::<R::Acc>(B);
     let words = smem.after::<u32>(policy::chunks_words_at::<R::Acc>(B));
     let tid = gpu::thread_idx();
-    // SAFETY: the header (the plan's count and overflow word, written by
-    // the launch before). After an overflow no item is taken, and every
-    // segment is short: it gets a warp. The overflow folds into `count`
-    // and `short_len`, so the short segments' loop tests what it tested
-    // before begin/end pairs came here (measured the same as testing the
-    // overflow there; the speed came back with the launch bounds above).
-    let (overflow, planned) = unsafe { (global::load(header.add(OVERFLOW)), global::load(header.add(COUNT))) };
-    let count = if overflow != 0 { 0 } else { planned as u64 };
-    let short_len = if overflow != 0 { u64::MAX } else { Ord::max(short_len, 1) };
     let batch = policy::SHORT_BATCH as u64;
     let batches = segments.div_ceil(batch);
-    let total = count + batches;
-    // The batches go among the items in the spreading build (`S`) on
-    // launches of many tickets a block only ([`policy::SPREAD_FROM`]); on
-    // the others, after them. Without `S`, `spread` folds away.
-    let spread_out = if S && total >= policy::SPREAD_FROM * gpu::grid_dim() as u64 { batches } else { 0 };
+    // No early batches for argmin and argmax (`NEEDS_START`): the code
+    // before the wait folds away, as their kernels were (H100, 2^28 `i32`
+    // mixed lengths: 369-370 us with one a block, 365-366 without).
+    let early = if R::NEEDS_START { 0 } else { Ord::min(early, batches) };
     let take = || -> u32 {
-        // SAFETY: the header's ticket.
+        // SAFETY: the header's ticket (zero before the plan's launch, which
+        // does not touch it).
         if tid == 0 { unsafe { atomic::add(header.add(TICKET), 1u32) } } else { 0 }
     };
     // Round r's ticket is in word r % 2, stored by thread 0 before the
@@ -286,7 +286,7 @@ pub unsafe fn segmented_chunks<R: SegmentedReduction, const B: u32, const V: usi
     // where a segment's chunks meet: a word (and a set of slots) is written
     // again two rounds later, after every thread has passed the barrier
     // between. The first ticket goes to word 0 as it comes, mapped by
-    // `spread` after the barrier by every thread: thread 0 asks for both
+    // `ticket_work` after the barrier by every thread: thread 0 asks for both
     // first tickets at once, not the second after the first is back and
     // mapped (the gated spread's start measured 3% slower at 2^24 so).
     if tid == 0 {
@@ -296,18 +296,73 @@ pub unsafe fn segmented_chunks<R: SegmentedReduction, const B: u32, const V: usi
     let mut next = take();
     gpu::sync_threads();
     let mut round = 0usize;
+    // The first `early` tickets are short batches that need nothing of
+    // the plan (they read the pairs and the input, written before the
+    // plan's launch): blocks run them before they wait for the plan,
+    // beside the plan's run, each until it takes a later ticket. Words
+    // as in the main loop below, the tickets raw.
+    let short_len = Ord::max(short_len, 1);
+    loop {
+        let parity = round & 1;
+        // SAFETY: words 0 and 1.
+        let t = unsafe { words.load(parity) } as u64;
+        if t >= early {
+            break;
+        }
+        // SAFETY: the caller's contract; batch t < early <= batches.
+        unsafe { short_batch::<R, V>(input, n, begins, ends, segments, out, t, 0, short_len) };
+        if tid == 0 {
+            // SAFETY: as in the main loop.
+            unsafe { words.store(1 - parity, next) };
+        }
+        next = take();
+        gpu::sync_threads();
+        round += 1;
+    }
+    // Launched as a dependent launch of the plan (sm_90), this grid may
+    // start while the plan runs: nothing the plan writes is read before
+    // its end.
+    gpu::grid_dependency_wait();
+    let [items_at, arrive_at, partials_at, _] = policy::chunks_layout::<R::Acc>(cap);
+    let items = (temp as *mut u8).wrapping_add(items_at) as *const u64;
+    let arrive = (temp as *mut u8).wrapping_add(arrive_at) as *mut u32;
+    let partials = (temp as *mut u8).wrapping_add(partials_at) as *mut R::Acc;
+    // SAFETY: the header (the plan's count and overflow word, written by
+    // the launch before). After an overflow no item is taken, and every
+    // segment is short: it gets a warp. The overflow folds into `count`
+    // and `short_len`, so the short segments' loop tests what it tested
+    // before begin/end pairs came here (measured the same as testing the
+    // overflow there; the speed came back with the launch bounds above).
+    // The early batches left their long segments to items that will not
+    // come: after an overflow `early` more tickets (`redo`) give those
+    // their warps.
+    let (overflow, planned) = unsafe { (global::load(header.add(OVERFLOW)), global::load(header.add(COUNT))) };
+    let count = if overflow != 0 { 0 } else { planned as u64 };
+    let (lo_len, short_len) = if overflow != 0 { (short_len, u64::MAX) } else { (0, short_len) };
+    let redo = if overflow != 0 { early } else { 0 };
+    // Tickets past the early ones: the items and the other batches, the
+    // batches among the items in the spreading build (`S`) on launches of
+    // many tickets a block only ([`policy::SPREAD_FROM`]), else after them
+    // (and the redone batches after all). Without `S`, `spread` folds
+    // away.
+    let total = count + batches + redo;
+    let spread_out =
+        if S && total - early >= policy::SPREAD_FROM * gpu::grid_dim() as u64 { batches - early } else { 0 };
+    let work = |t: u32| ticket_work(t, count, early, spread_out);
+    let mut mapped = false;
     loop {
         let parity = round & 1;
         // SAFETY: words 0 and 1.
         let t = unsafe { words.load(parity) };
-        let t = if round == 0 { spread(t, count, spread_out) } else { t } as u64;
+        let t = if mapped { t } else { work(t) } as u64;
+        mapped = true;
         if t >= total {
             break;
         }
         if tid == 0 {
             // SAFETY: as above; its last reads were before the barrier of
             // the round before.
-            unsafe { words.store(1 - parity, spread(next, count, spread_out)) };
+            unsafe { words.store(1 - parity, work(next)) };
         }
         next = take();
         let slots = smem.after::<u8>(parity * odd);
@@ -364,35 +419,76 @@ pub unsafe fn segmented_chunks<R: SegmentedReduction, const B: u32, const V: usi
                 }
             }
         } else {
-            // Short segments: SHORT_BATCH consecutive ones, SHORT_PER_WARP
-            // a warp.
-            let lane = gpu::lane() as u64;
-            let s0 = (t - count) * batch + gpu::warp_idx() as u64 * policy::SHORT_PER_WARP as u64;
-            for i in 0..policy::SHORT_PER_WARP as u64 {
-                let s = s0 + i;
-                if s >= segments {
-                    break;
-                }
-                // SAFETY: s < segments.
-                let (b, e) = unsafe { (global::load(begins.add(s as usize)), global::load(ends.add(s as usize))) };
-                // Bad pairs were counted by the plan; they give the
-                // identity, reading nothing.
-                let ok = b <= e && e <= n;
-                if ok && e - b >= short_len {
-                    continue;
-                }
-                let (b, e) = if ok { (b, e) } else { (0, 0) };
-                let run = unsafe { stream::<R, V, true>(input, b, e, lane, WARP_SIZE as u64) };
-                let sum = warp_total::<R>(run, b);
-                if lane == 0 {
-                    unsafe { global::store(out.add(s as usize), R::out(sum, b, b == e)) };
-                }
-            }
+            let j = t - count;
+            // Batch j, or (after an overflow) early batch j - batches'
+            // long segments.
+            let (j, lo, hi) = if j < batches { (j, 0, short_len) } else { (j - batches, lo_len, u64::MAX) };
+            // SAFETY: the caller's contract; j < batches.
+            unsafe { short_batch::<R, V>(input, n, begins, ends, segments, out, j, lo, hi) };
             // The next round's ticket is in.
             gpu::sync_threads();
         }
         round += 1;
     }
+}
+
+/// Short batch `j` (segments `j * SHORT_BATCH ..`, [`policy::SHORT_PER_WARP`]
+/// a warp), each of its segments of length in `[lo_len, hi_len)` by its
+/// warp; a pair with `begin > end` or `end > n` (counted by the plan)
+/// gives the identity where `lo_len` is 0.
+///
+/// # Safety
+/// As [`segmented_chunks`]; `j` below the launch's batches.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn short_batch<R: SegmentedReduction, const V: usize>(
+    input: *const R::In,
+    n: u64,
+    begins: *const u64,
+    ends: *const u64,
+    segments: u64,
+    out: *mut R::Out,
+    j: u64,
+    lo_len: u64,
+    hi_len: u64,
+) {
+    let lane = gpu::lane() as u64;
+    let s0 = j * policy::SHORT_BATCH as u64 + gpu::warp_idx() as u64 * policy::SHORT_PER_WARP as u64;
+    for i in 0..policy::SHORT_PER_WARP as u64 {
+        let s = s0 + i;
+        if s >= segments {
+            break;
+        }
+        // SAFETY: s < segments.
+        let (b, e) = unsafe { (global::load(begins.add(s as usize)), global::load(ends.add(s as usize))) };
+        // Bad pairs were counted by the plan; they give the identity,
+        // reading nothing.
+        let ok = b <= e && e <= n;
+        if if ok { e - b >= hi_len || e - b < lo_len } else { lo_len != 0 } {
+            continue;
+        }
+        let (b, e) = if ok { (b, e) } else { (0, 0) };
+        let run = unsafe { stream::<R, V, true>(input, b, e, lane, WARP_SIZE as u64) };
+        let sum = warp_total::<R>(run, b);
+        if lane == 0 {
+            unsafe { global::store(out.add(s as usize), R::out(sum, b, b == e)) };
+        }
+    }
+}
+
+/// The work of raw ticket `t` as an index (an item `i < items`, or batch
+/// `j` as `items + j`, the redone batches after the others): the first
+/// `early` tickets are batches `0..early`; the rest go through [`spread`]
+/// over the items and the next `batches_spread` batches. `t` past them all
+/// stays itself.
+#[inline(always)]
+fn ticket_work(t: u32, items: u64, early: u64, batches_spread: u64) -> u32 {
+    let t = t as u64;
+    if t < early {
+        return (items + t) as u32;
+    }
+    let w = spread((t - early) as u32, items, batches_spread) as u64;
+    (if w < items { w } else { w + early }) as u32
 }
 
 /// The work of ticket `t` among `items` chunk items and `batches` short
@@ -555,7 +651,37 @@ unsafe fn stream_scalar<R: SegmentedReduction>(input: *const R::In, lo: u64, hi:
 
 #[cfg(test)]
 mod tests {
-    use super::spread;
+    use super::{spread, ticket_work};
+    use std::{format, vec};
+
+    /// `ticket_work` gives the first `early` tickets batches `0..early` in
+    /// order, is a bijection of `0..items + batches + redo` (the redone
+    /// batches last), with the batches spread or not, and leaves the
+    /// tickets past the end alone.
+    #[test]
+    fn early_tickets_then_the_rest() {
+        for (items, batches, early, redo) in
+            [(0, 0, 0, 0), (0, 5, 5, 5), (5, 3, 0, 0), (7, 3, 2, 0), (3, 7, 7, 0), (100, 13, 4, 0), (0, 13, 4, 4)]
+        {
+            for spread_on in [false, true] {
+                let total = items + batches + redo;
+                let spread_out = if spread_on { batches - early } else { 0 };
+                let mut seen = vec![false; total as usize];
+                for t in 0..total {
+                    let w = ticket_work(t as u32, items, early, spread_out) as u64;
+                    let what = format!("items {items} batches {batches} early {early} ticket {t}");
+                    if t < early {
+                        assert_eq!(w, items + t, "{what}");
+                    }
+                    assert!(w < total && !seen[w as usize], "{what}: {w}");
+                    seen[w as usize] = true;
+                }
+                for t in [total, total + 1, total + 1000] {
+                    assert_eq!(ticket_work(t as u32, items, early, spread_out) as u64, t);
+                }
+            }
+        }
+    }
 
     /// `spread` hands out items 0, 1, ... and batches `items`, `items + 1`,
     /// ... each in order (so it is a bijection of `0..total`), no two

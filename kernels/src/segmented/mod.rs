@@ -438,14 +438,16 @@ entries! {
          cap: u64, temp: *mut u64, spare: *mut u64, spare_words: u64)
         => segmented_plan::<{B}>; blocks [256];
     segmented_chunks(input: *const T, n: u64, begins: *const u64, ends: *const u64, segments: u64,
-         out: *mut <Op as SegmentedReduction>::Out, chunk_len: u64, short_len: u64, cap: u64, temp: *mut u64)
+         out: *mut <Op as SegmentedReduction>::Out, chunk_len: u64, short_len: u64, cap: u64, temp: *mut u64,
+         early: u64)
         => segmented_chunks::<Op, {B}, { 16 / core::mem::size_of::<T>() }, false>;
         ops [sum = Plain<T, Sum>, product = Plain<T, Product>, min = Plain<T, Min>, max = Plain<T, Max>,
              argmin = Arg<T, Smallest>, argmax = Arg<T, Largest>]
         types [i32, u32, i64, u64, f32, f64]
         blocks [256];
     segmented_chunks_spread(input: *const T, n: u64, begins: *const u64, ends: *const u64, segments: u64,
-         out: *mut <Op as SegmentedReduction>::Out, chunk_len: u64, short_len: u64, cap: u64, temp: *mut u64)
+         out: *mut <Op as SegmentedReduction>::Out, chunk_len: u64, short_len: u64, cap: u64, temp: *mut u64,
+         early: u64)
         => segmented_chunks::<Op, {B}, { 16 / core::mem::size_of::<T>() }, true>;
         ops [sum = Plain<T, Sum>, product = Plain<T, Product>, min = Plain<T, Min>, max = Plain<T, Max>,
              argmin = Arg<T, Smallest>, argmax = Arg<T, Largest>]

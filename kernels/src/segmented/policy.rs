@@ -605,6 +605,17 @@ pub const SPREAD_LARGE_FROM: u64 = CHUNK_LARGE_FROM;
 pub const fn spread_chunks<T>(n: u64) -> bool {
     n.saturating_mul(size_of::<T>() as u64) >= SPREAD_LARGE_FROM
 }
+/// Short batches that the chunked path's work launch of `grid` blocks
+/// runs before its blocks wait for the plan ([`super::chunks`]: its
+/// first tickets, the kernel taking no more than there are batches):
+/// [`EARLY_PER_BLOCK`] a block, so that the plan's run is spent on work
+/// that needs nothing of it.
+pub const fn early_batches(grid: u64) -> u64 {
+    grid * EARLY_PER_BLOCK
+}
+/// [`early_batches`] per block of the work launch.
+// H100, `i32`, against none (main), two runs each in one call (docs/tuning/segmented.md, "Short batches before the wait"): mixed sums 35.0-35.3 -> 34.6-35.2 us at 2^24 and 363 -> 360 at 2^28, ranges 363-364 -> 359-360, segments of 512 at 2^24 30.6 -> 28.5-28.8; four a block the same for the sums, argmin worse (375 at 2^28).
+pub const EARLY_PER_BLOCK: u64 = 1;
 /// Whether CSR offsets of `segments` segments over `n` elements take the
 /// chunked path: a mean segment of at least [`ROUTE_MEAN`]`[0]`
 /// elements (the flat kernel below that, where warps would idle on
