@@ -45,6 +45,9 @@ pub struct Cuda {
     sms: u32,
     /// Machine code shipped for this GPU, if any.
     image: Option<Image>,
+    /// [`Cuda::dependent_launches`], decided once when the device is
+    /// opened (the environment is not read on every launch).
+    dependent: bool,
     /// Loaded modules by group, and function handles by entry name.
     loaded: Mutex<Loaded>,
     /// Extra PTX containers registered at run time (the tests' kernels).
@@ -99,6 +102,7 @@ impl Cuda {
                 reason: "gpuprim's kernels need compute capability 7.0 (Volta) or newer".into(),
             });
         }
+        let image = Image::machine_code_for(major, minor);
         let sms =
             ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT).unwrap_or(1).max(1) as u32;
         Ok(Cuda {
@@ -107,7 +111,8 @@ impl Cuda {
             major,
             minor,
             sms,
-            image: Image::machine_code_for(major, minor),
+            image,
+            dependent: image == Some(Image::Sm90) && std::env::var("GPUPRIM_DEPENDENT_LAUNCH").as_deref() != Ok("0"),
             loaded: Default::default(),
             extra: Default::default(),
             held: Default::default(),
@@ -147,9 +152,10 @@ impl Cuda {
     /// Whether launches may be dependent launches here
     /// ([`crate::Context::launch_dependent`]): the kernels run the sm_90
     /// machine code, where their grid-dependency waits are instructions,
-    /// and `GPUPRIM_DEPENDENT_LAUNCH` is not `0`.
+    /// and `GPUPRIM_DEPENDENT_LAUNCH` was not `0` when the device was
+    /// opened.
     pub fn dependent_launches(&self) -> bool {
-        self.image() == Image::Sm90 && std::env::var("GPUPRIM_DEPENDENT_LAUNCH").as_deref() != Ok("0")
+        self.dependent
     }
 
     /// Which image kernels load from on this GPU.

@@ -213,7 +213,9 @@ pub unsafe fn segmented_plan<const B: u32>(
 /// sums 360 us at 2^28 (0.98x CUB), 34.6-35.2 at 2^24 (0.97-0.99x);
 /// argmin 366 (0.98x) and 35.5 (1.03-1.05x). The dependent launch took
 /// about 1 us off every 2^24 case, the early batches 0.3-2 more (segments
-/// of 512: 30.6 -> 28.5) and 3 at 2^28.
+/// of 512: 30.6 -> 28.5) and 3 at 2^28. `f32` sums as fast since their
+/// vectors are trees ([`SegmentedReduction::run_push_vec`]): 34.9-35.0 us
+/// at 2^24 (1.00x CUB), 359-360 at 2^28 (0.98x).
 ///
 /// H200, 2^28 `i32` sums, the plan launch included: mixed lengths 272 us
 /// (94% of copy, 0.95x CUB; the flat kernel 296), segments of 2^20 248
@@ -577,16 +579,12 @@ pub(super) unsafe fn stream<R: SegmentedReduction, const V: usize, const STARTED
     // 2^31: the caller).
     let first = if i < z { (i - lo) as u32 } else { u32::MAX };
     let mut run = if STARTED { R::run_started(lead, first) } else { R::run_from(lead) };
-    let push = |run, x, j| if STARTED { R::run_push_started(run, x, j) } else { R::run_push(run, x, j) };
     while i + (U as u64 - 1) * w * v < z {
         // SAFETY: below z <= hi, 16-byte aligned.
         let x: [_; U] = core::array::from_fn(|k| unsafe { R::load_raw::<V>(input, input, i + k as u64 * w * v) });
         // Offsets from lo: below 2^31 (the caller).
         let off = (i - lo) as u32;
-        unrolled!(U, |k| {
-            let at = off + (k as u64 * w * v) as u32;
-            unrolled!(V, |j| run = push(run, x[k].a[j], at + j as u32));
-        });
+        unrolled!(U, |k| run = R::run_push_vec::<V, STARTED>(run, x[k].a, off + (k as u64 * w * v) as u32));
         i += U as u64 * w * v;
     }
     if i < z {
@@ -602,11 +600,8 @@ pub(super) unsafe fn stream<R: SegmentedReduction, const V: usize, const STARTED
         let off = (i - lo) as u32;
         unrolled!(U, |k| {
             let past = i + k as u64 * w * v >= z;
-            let at = off + (k as u64 * w * v) as u32;
-            unrolled!(V, |j| {
-                let c = push(run, x[k].a[j], at + j as u32);
-                run = if past { run } else { c };
-            });
+            let c = R::run_push_vec::<V, STARTED>(run, x[k].a, off + (k as u64 * w * v) as u32);
+            run = if past { run } else { c };
         });
     }
     run
