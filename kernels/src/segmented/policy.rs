@@ -581,7 +581,10 @@ pub const SHORT_PER_WARP: u32 = 1;
 /// at a time, four made the library's path 1-14% faster at segments of
 /// 512 and at mixed lengths; eight (at 40 registers, six blocks a
 /// multiprocessor, 128 KiB chunks at 2^28) another 4-5% at mixed lengths
-/// and segments of 2^20 at 2^28.
+/// and segments of 2^20 at 2^28. Under the cap of 40 registers ptxas
+/// (13.0, sm_90) issues a round's first four loads together and each
+/// later one as an earlier one's data is used (the SASS, 2026-12-07), so
+/// a round costs about two round trips, not one.
 pub const CHUNK_LOADS: usize = 8;
 /// Consecutive segments one ticket of the work kernel covers at short
 /// lengths.
