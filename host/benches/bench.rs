@@ -851,7 +851,9 @@ usage: bench [GROUP[,GROUP..]|all] [--quick] [--out DIR] [--sizes SPEC] [--types
 Environment: GPUPRIM_BACKEND=emu|cuda picks the backend; GPUPRIM_REQUIRE_GPU=1
 fails instead of falling back to the CPU emulator; GPUPRIM_CUB_BENCH=PATH is
 --cub PATH when --cub is not given; GPUPRIM_BENCH_CHUNK_LENS=CHUNK,SHORT sets
-the segmented chunked path's chunk and short lengths (tuning sweeps).";
+the segmented chunked path's chunk and short lengths (tuning sweeps);
+GPUPRIM_BENCH_MIXED_MIN=L raises every mixed segment length to at least L
+(diagnosis: the data then differ from CUB's).";
 
 struct Options {
     groups: Vec<Group>,

@@ -110,8 +110,26 @@ pub(crate) fn combine_digests(ds: &[u64]) -> u64 {
     ds.iter().enumerate().fold(0u64, |h, (j, d)| h.wrapping_add(d.wrapping_mul(2 * j as u64 + 1)))
 }
 
-/// Segment offsets (CSR: every segment's start, then `n`) for `key` at `n`.
-pub(crate) fn segment_offsets(key: DataKey, n: usize, seed: u64) -> Vec<u64> {
+/// For diagnosis only: `GPUPRIM_BENCH_MIXED_MIN=L` (elements) makes every
+/// segment of the mixed lengths at least `L` long (each drawn length raised
+/// to `L`), so that a run can tell what the short segments cost a path. The
+/// data then differ from CUB's twin's, so do not compare with CUB under it.
+/// Read once, announced on stdout; a value that is not a number is an
+/// error.
+fn mixed_min() -> Res<u64> {
+    static ANNOUNCE: std::sync::Once = std::sync::Once::new();
+    let Ok(v) = std::env::var("GPUPRIM_BENCH_MIXED_MIN") else { return Ok(0) };
+    let min: u64 =
+        v.trim().parse().map_err(|e| format!("GPUPRIM_BENCH_MIXED_MIN={v}: not a length in elements ({e})"))?;
+    ANNOUNCE.call_once(|| {
+        println!("  data: GPUPRIM_BENCH_MIXED_MIN={min}: mixed lengths raised to at least {min} (not CUB's data)")
+    });
+    Ok(min)
+}
+
+/// Segment offsets (CSR: every segment's start, then `n`) for `key` at `n`;
+/// mixed lengths raised to at least `mixed_min` (0 for the bench's own).
+pub(crate) fn segment_offsets(key: DataKey, n: usize, seed: u64, mixed_min: u64) -> Vec<u64> {
     let n = n as u64;
     match key {
         DataKey::Segments(Some(len)) => {
@@ -134,7 +152,7 @@ pub(crate) fn segment_offsets(key: DataKey, n: usize, seed: u64) -> Vec<u64> {
             while at < n {
                 let h = mix64(s ^ seed);
                 let e = (h & 255) % 17;
-                at = (at + 1 + (h >> 8) % (1u64 << e)).min(n);
+                at = (at + (1 + (h >> 8) % (1u64 << e)).max(mixed_min)).min(n);
                 offsets.push(at);
                 s += 1;
             }
@@ -188,7 +206,7 @@ impl<T: Elem> DataSet<T> {
                 random_data(n, input_seed(T::TY, k))
             }
             DataKey::Segments(_) | DataKey::RandomSegments(_) => {
-                offsets = segment_offsets(key, n, seed);
+                offsets = segment_offsets(key, n, seed, mixed_min()?);
                 random_data(n, input_seed(T::TY, k))
             }
         };
