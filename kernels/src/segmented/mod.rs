@@ -236,7 +236,7 @@ impl<T: Element, Op: Accumulate<T>> SegmentedReduction for Plain<T, Op> {
     /// combine a vector, not one an item: the compiler may not reassociate
     /// floating-point operations, and the chunked kernel's round was a
     /// chain of 32 `FADD`s a thread (ptxas sm_90). H100, `f32` mixed
-    /// lengths: 2^24 36.0-36.4 -> 34.5-34.9 us, 2^28 363-364 -> 360.
+    /// lengths: 2^24 36.3 -> 34.9-35.0 us, 2^28 363-364 -> 359-360.
     /// Integers in order, as the compiler then reassociates them itself
     /// (the tree measured 1% slower for `i32` at 2^28).
     #[inline(always)]
