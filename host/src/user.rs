@@ -61,10 +61,8 @@
 //!         ops [maxabs = Plain<T, MaxAbs>] types [i32] blocks [256];
 //! }
 //!
-//! // build.rs of your crate:
-//! fn main() {
-//!     gpuprim_builder::Builder::new("kernels").build().unwrap_or_else(|e| panic!("{e}"));
-//! }
+//! // build.rs of your crate, in its `main`:
+//! gpuprim_builder::Builder::new("kernels").build().unwrap_or_else(|e| panic!("{e}"));
 //!
 //! // src/main.rs of your crate:
 //! let ctx = gpuprim::Context::new()?;
@@ -134,12 +132,11 @@
 //! }
 //! gpuprim_kernels::device_type!(Complex);
 //!
-//! # fn main() -> gpuprim::Result<()> {
 //! let ctx = gpuprim::Context::emulator();
 //! let z = [Complex { re: 1.0, im: -2.0 }, Complex { re: 0.5, im: 3.0 }];
 //! let buf = ctx.upload(&z)?;
 //! assert_eq!(buf.to_vec()?, z);
-//! # Ok(()) }
+//! # Ok::<(), gpuprim::Error>(())
 //! ```
 //!
 //! What is not plain data is refused when it compiles: padding (here
