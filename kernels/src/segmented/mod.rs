@@ -82,12 +82,7 @@ pub trait SegmentedReduction: Reduction<In: Element> {
     /// combines the vector's items among themselves first.
     #[inline(always)]
     fn run_push_vec<const V: usize, const STARTED: bool>(run: Self::Run, x: [Self::In; V], j: u32) -> Self::Run {
-        let mut run = run;
-        unrolled!(V, |k| {
-            let at = j + k as u32;
-            run = if STARTED { Self::run_push_started(run, x[k], at) } else { Self::run_push(run, x[k], at) };
-        });
-        run
+        push_in_order::<Self, V, STARTED>(run, x, j)
     }
     /// What the tile's block scan carries for a thread: the accumulator
     /// itself for [`Plain`]; for [`Arg`] the best element and its position
@@ -125,6 +120,23 @@ pub trait SegmentedReduction: Reduction<In: Element> {
     fn key_acc(_k: u64, _p0: u64) -> Self::Acc {
         Self::identity()
     }
+}
+
+/// `run` followed by the `V` items of `x` one at a time, in order, at
+/// offsets `j..j + V`: the default [`SegmentedReduction::run_push_vec`],
+/// and [`Plain`]'s for integers.
+#[inline(always)]
+fn push_in_order<R: SegmentedReduction, const V: usize, const STARTED: bool>(
+    run: R::Run,
+    x: [R::In; V],
+    j: u32,
+) -> R::Run {
+    let mut run = run;
+    unrolled!(V, |k| {
+        let at = j + k as u32;
+        run = if STARTED { R::run_push_started(run, x[k], at) } else { R::run_push(run, x[k], at) };
+    });
+    run
 }
 
 /// The order key of a 4-byte element for [`Arg`]`<T, E>`: the better
@@ -242,9 +254,7 @@ impl<T: Element, Op: Accumulate<T>> SegmentedReduction for Plain<T, Op> {
     #[inline(always)]
     fn run_push_vec<const V: usize, const STARTED: bool>(run: Op::Acc, x: [T; V], j: u32) -> Op::Acc {
         if T::NAN.is_none() {
-            let mut run = run;
-            unrolled!(V, |k| run = Self::run_push(run, x[k], j + k as u32));
-            return run;
+            return push_in_order::<Self, V, STARTED>(run, x, j);
         }
         let mut t: [Op::Acc; V] = core::array::from_fn(|k| Op::lift(x[k]));
         let mut w = V;
