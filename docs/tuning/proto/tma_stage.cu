@@ -11,8 +11,8 @@
 // After the tile is in shared memory every thread counts its 32 items
 // (warp-striped) above a threshold, and each warp stores its count (one
 // word a warp; an atomic add to one counter instead serialised 262,144
-// adds at 2^28 and hid the difference), so the tile must really arrive. Medians of 20 runs,
-// CUDA events. Build: nvcc -O3 -std=c++17 -arch=sm_90a -o tma_stage tma_stage.cu
+// adds at 2^28 and hid the difference), so the tile must really arrive.
+// Medians of 20 runs, CUDA events. Build: nvcc -O3 -std=c++17 -arch=sm_90a -o tma_stage tma_stage.cu
 #include <cuda_runtime.h>
 #include <algorithm>
 #include <cstdint>
