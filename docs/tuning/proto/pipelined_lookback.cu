@@ -1,0 +1,312 @@
+// Does a single-pass kernel read as fast as a reduction once the next
+// tile's loads are in flight while the current tile waits for its
+// look-back?
+//
+// gpuprim's select kernels (one tile a block: ticket, staged loads, count,
+// look-back, write) read 1 GiB at 2^28 in about 306 us on an H200 with
+// nothing selected, where a reduction reads it in 235 us; on an H100 both
+// stream at about the copy's speed. A tile's loads are in flight only
+// while it stages; its ticket, its look-back and the block's exit and
+// relaunch leave the multiprocessor's share of memory idle. Four kernels,
+// each counting the items above a threshold (about half) and finding every
+// tile's exclusive count by the decoupled look-back:
+//
+//   read    a persistent grid-stride count with no look-back (the floor);
+//   once    one tile a block, as gpuprim's select: a ticket, 16-byte loads
+//           into registers, shared stores, a barrier, the count from shared
+//           memory (warp-striped), the tile's count published, warp 0 looks
+//           back; run with 24 KiB of shared memory and with 39 KiB (five
+//           blocks a multiprocessor, as the select kernels);
+//   pipe    persistent blocks, two tile buffers: the next tile's ticket is
+//           taken and its 16-byte cp.async copies issued before the current
+//           tile is counted and looked back for;
+//   pipe3   the same with three buffers (two tiles ahead).
+//
+// At 2^24 and 2^28 from memory (2^24 rotating through 16 copies); at 2^23
+// hot, the 32 MiB input held in L2, so that the kernels' own costs show on
+// an H100 too, whose memory every one of them saturates from DRAM.
+//
+// Every tile's exclusive count is checked against the CPU. Medians of 20
+// runs, CUDA events, the status words cleared in the timed region.
+// Build: nvcc -O3 -std=c++17 -arch=native -o pipelined_lookback pipelined_lookback.cu
+#include <cuda_runtime.h>
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e)); return 1; } } while (0)
+
+typedef unsigned long long u64;
+constexpr int B = 256, WARPS = B / 32;
+constexpr u64 AGG = 1ull << 62, INC = 2ull << 62, VAL = (1ull << 62) - 1;
+
+__device__ __forceinline__ u64 ld_relaxed(const u64* p) {
+    u64 v;
+    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+__device__ __forceinline__ void st_relaxed(u64* p, u64 v) {
+    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+// Warp 0: the sum of the values of tiles 0..tile-1, from their status words
+// (a window of 32 a round, nearest first, stopping at the nearest inclusive).
+__device__ __forceinline__ u64 look_back(const u64* status, int tile) {
+    const int lane = threadIdx.x % 32;
+    u64 excl = 0;
+    int base = tile - 1;
+    while (true) {
+        const int idx = base - lane;
+        u64 s = idx >= 0 ? ld_relaxed(status + idx) : INC;
+        while (!__all_sync(0xffffffffu, s >> 62)) {
+            __nanosleep(40);
+            if (!(s >> 62)) s = ld_relaxed(status + idx);
+        }
+        const unsigned inc = __ballot_sync(0xffffffffu, (s >> 62) == 2);
+        const int stop = inc ? __ffs(inc) - 1 : 31;
+        u64 v = lane <= stop ? (s & VAL) : 0;
+#pragma unroll
+        for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
+        excl += v;
+        if (inc) return excl;
+        base -= 32;
+    }
+}
+
+// Counting a staged tile: warp w's items are [w * 32 * I, (w + 1) * 32 * I),
+// lane l takes every 32nd.
+template <int I>
+__device__ __forceinline__ unsigned count_staged(const int* tile, int t) {
+    const int w = threadIdx.x / 32, l = threadIdx.x % 32;
+    unsigned c = 0;
+#pragma unroll
+    for (int j = 0; j < I; ++j) c += tile[w * 32 * I + 32 * j + l] > t;
+    return c;
+}
+
+// The tile's count from every thread's: publish, look back, record.
+__device__ __forceinline__ void finish_tile(unsigned c, int tile, u64* status, u64* prefix, unsigned* warp_sums) {
+#pragma unroll
+    for (int o = 16; o > 0; o /= 2) c += __shfl_xor_sync(0xffffffffu, c, o);
+    if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = c;
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        u64 agg = 0;
+#pragma unroll
+        for (int w = 0; w < WARPS; ++w) agg += warp_sums[w];
+        if (tile == 0) {
+            if (threadIdx.x == 0) { st_relaxed(status, INC | agg); prefix[0] = 0; }
+        } else {
+            if (threadIdx.x == 0) st_relaxed(status + tile, AGG | agg);
+            const u64 excl = look_back(status, tile);
+            if (threadIdx.x == 0) { st_relaxed(status + tile, INC | (excl + agg)); prefix[tile] = excl; }
+        }
+    }
+}
+
+__global__ void read_count(const int4* in, size_t n4, int t, u64* out) {
+    unsigned c = 0;
+    for (size_t i = blockIdx.x * (size_t)B + threadIdx.x; i < n4; i += (size_t)gridDim.x * B) {
+        int4 v = __ldg(in + i);
+        c += (v.x > t) + (v.y > t) + (v.z > t) + (v.w > t);
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o /= 2) c += __shfl_xor_sync(0xffffffffu, c, o);
+    if (threadIdx.x % 32 == 0) atomicAdd(out, (u64)c);
+}
+
+template <int I>
+__global__ void __launch_bounds__(B) once(const int* in, int t, u64* status, unsigned* ticket, u64* prefix) {
+    extern __shared__ __align__(16) int tile_mem[];
+    __shared__ unsigned warp_sums[WARPS];
+    __shared__ int s_tile;
+    if (threadIdx.x == 0) s_tile = (int)atomicAdd(ticket, 1u);
+    __syncthreads();
+    const int tile = s_tile;
+    const int4* src = reinterpret_cast<const int4*>(in + (size_t)tile * B * I);
+    int4 v[I / 4];
+#pragma unroll
+    for (int k = 0; k < I / 4; ++k) v[k] = __ldg(src + k * B + threadIdx.x);
+#pragma unroll
+    for (int k = 0; k < I / 4; ++k) reinterpret_cast<int4*>(tile_mem)[k * B + threadIdx.x] = v[k];
+    __syncthreads();
+    finish_tile(count_staged<I>(tile_mem, t), tile, status, prefix, warp_sums);
+}
+
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
+    const uint32_t s = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gmem) : "memory");
+}
+__device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void cp_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory"); }
+
+// Persistent blocks with BUFS tile buffers: tiles BUFS - 1 ahead are in
+// flight while the current one is counted and looked back for.
+template <int I, int BUFS>
+__global__ void __launch_bounds__(B) pipe(const int* in, int t, int tiles, u64* status, unsigned* ticket, u64* prefix) {
+    extern __shared__ __align__(16) int tile_mem[];
+    __shared__ unsigned warp_sums[WARPS];
+    __shared__ int s_tile[BUFS];
+    constexpr int TILE = B * I;
+    auto issue = [&](int tile, int buf) {
+        if (tile < tiles) {
+            const int4* src = reinterpret_cast<const int4*>(in + (size_t)tile * TILE);
+            int4* dst = reinterpret_cast<int4*>(tile_mem + buf * TILE);
+#pragma unroll
+            for (int k = 0; k < I / 4; ++k) cp_async16(dst + k * B + threadIdx.x, src + k * B + threadIdx.x);
+        }
+        cp_commit();
+    };
+    // The first BUFS - 1 tiles.
+    if (threadIdx.x == 0)
+        for (int b = 0; b < BUFS - 1; ++b) s_tile[b] = (int)atomicAdd(ticket, 1u);
+    __syncthreads();
+    int held[BUFS];
+#pragma unroll
+    for (int b = 0; b < BUFS - 1; ++b) { held[b] = s_tile[b]; issue(held[b], b); }
+    int k = 0;
+    while (true) {
+        const int cur = k % BUFS, ahead = (k + BUFS - 1) % BUFS;
+        const int tile = held[0];
+        if (tile >= tiles) break;
+        if (threadIdx.x == 0) s_tile[ahead] = (int)atomicAdd(ticket, 1u);
+        __syncthreads();
+        // Shift the held tickets and take the new one.
+#pragma unroll
+        for (int b = 0; b < BUFS - 2; ++b) held[b] = held[b + 1];
+        held[BUFS - 2] = s_tile[ahead];
+        issue(held[BUFS - 2], ahead);
+        cp_wait<BUFS - 1>();
+        __syncthreads();
+        finish_tile(count_staged<I>(tile_mem + cur * TILE, t), tile, status, prefix, warp_sums);
+        ++k;
+    }
+    cp_wait<0>();
+}
+
+__global__ void fill(int* p, size_t n) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        u64 x = (i + 1) * 0x9E3779B97F4A7C15ull;
+        x ^= x >> 29; x *= 0xBF58476D1CE4E5B9ull; x ^= x >> 32;
+        p[i] = (int)(x & 0x7fffffff);
+    }
+}
+
+__global__ void copy4(const int4* in, int4* out, size_t n4) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n4; i += (size_t)gridDim.x * blockDim.x)
+        out[i] = __ldg(in + i);
+}
+
+template <class F>
+float median_us(F f, int runs = 20) {
+    cudaEvent_t a, b;
+    cudaEventCreate(&a); cudaEventCreate(&b);
+    std::vector<float> ts;
+    for (int r = 0; r < runs + 3; ++r) {
+        cudaEventRecord(a); f(); cudaEventRecord(b); cudaEventSynchronize(b);
+        float ms; cudaEventElapsedTime(&ms, a, b);
+        if (r >= 3) ts.push_back(ms * 1000.f);
+    }
+    std::sort(ts.begin(), ts.end());
+    return ts[ts.size() / 2];
+}
+
+int main() {
+    cudaDeviceProp prop;
+    CK(cudaGetDeviceProperties(&prop, 0));
+    const int sms = prop.multiProcessorCount;
+    printf("%s, %d SMs\n", prop.name, sms);
+    for (int lg : {23, 24, 28}) {
+        const size_t n = size_t(1) << lg;
+        // 2^24 rotates through 16 copies (1 GiB) so that L2 holds none;
+        // 2^23 (32 MiB) is read hot, from L2: what the kernels cost when
+        // memory is not what bounds them.
+        const int copies = lg == 24 ? 16 : 1;
+        int *in, *cp;
+        u64 *status, *prefix, *cnt;
+        unsigned* ticket;
+        CK(cudaMalloc(&in, n * 4 * copies)); CK(cudaMalloc(&cp, n * 4));
+        const int max_tiles = (int)(n / (B * 16)) + 1;
+        CK(cudaMalloc(&status, max_tiles * 8)); CK(cudaMalloc(&prefix, max_tiles * 8));
+        CK(cudaMalloc(&ticket, 4)); CK(cudaMalloc(&cnt, 8));
+        fill<<<1024, 256>>>(in, n * copies);
+        CK(cudaDeviceSynchronize());
+        const int t = 1 << 30;  // about half above
+        std::vector<int> h(n * copies);
+        CK(cudaMemcpy(h.data(), in, n * 4 * copies, cudaMemcpyDeviceToHost));
+        int rot = 0;
+        auto next_in = [&] { rot = (rot + 1) % copies; return in + (size_t)rot * n; };
+        float c = median_us([&] { copy4<<<sms * 8, 256>>>((const int4*)next_in(), (int4*)cp, n / 4); });
+        printf("2^%d copy %.1f us (%.0f GB/s read+write); a read of n at copy speed: %.1f us\n", lg, c,
+               2.0 * n * 4 / c / 1e3, c / 2);
+        auto report = [&](const char* name, float us, int per_sm, bool ok) {
+            printf("2^%d %-10s %8.1f us  %6.0f GB/s read  %5.1f%% of copy-equivalent  %d blocks/SM  %s\n", lg, name, us,
+                   n * 4 / us / 1e3, 100.0 * (c / 2) / us, per_sm, ok ? "ok" : "WRONG");
+        };
+        {
+            int per_sm = 0;
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, read_count, B, 0);
+            float us = median_us([&] {
+                cudaMemsetAsync(cnt, 0, 8);
+                read_count<<<sms * per_sm, B>>>((const int4*)next_in(), n / 4, t, cnt);
+            });
+            u64 got = 0, want = 0;
+            CK(cudaMemcpy(&got, cnt, 8, cudaMemcpyDeviceToHost));
+            const int* hi = h.data() + (size_t)rot * n;
+            for (size_t i = 0; i < n; ++i) want += hi[i] > t;
+            report("read", us, per_sm, got == want);
+        }
+        // Checks every tile's exclusive count of the input last used.
+        auto check = [&](int I, int tiles) {
+            std::vector<u64> p(tiles);
+            cudaMemcpy(p.data(), prefix, tiles * 8, cudaMemcpyDeviceToHost);
+            const int* hi = h.data() + (size_t)rot * n;
+            u64 run = 0;
+            for (int k = 0; k < tiles; ++k) {
+                if (p[k] != run) return false;
+                for (int i = 0; i < B * I; ++i) run += hi[(size_t)k * B * I + i] > t;
+            }
+            return true;
+        };
+        auto run_once = [&](const char* name, auto kernel, int I, size_t smem) {
+            const int tiles = (int)(n / (B * I));
+            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+            int per_sm = 0;
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, B, smem);
+            float us = median_us([&] {
+                cudaMemsetAsync(status, 0, tiles * 8);
+                cudaMemsetAsync(ticket, 0, 4);
+                kernel<<<tiles, B, smem>>>(next_in(), t, status, ticket, prefix);
+            });
+            report(name, us, per_sm, check(I, tiles));
+        };
+        auto run_pipe = [&](const char* name, auto kernel, int I, int bufs) {
+            const int tiles = (int)(n / (B * I));
+            const size_t smem = (size_t)bufs * B * I * 4;
+            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+            int per_sm = 0;
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, B, smem);
+            float us = median_us([&] {
+                cudaMemsetAsync(status, 0, tiles * 8);
+                cudaMemsetAsync(ticket, 0, 4);
+                kernel<<<sms * per_sm, B, smem>>>(next_in(), t, tiles, status, ticket, prefix);
+            });
+            report(name, us, per_sm, check(I, tiles));
+        };
+        run_once("once24", once<24>, 24, 24 * B * 4);
+        run_once("once24/5", once<24>, 24, 39 * 1024);
+        run_once("once32", once<32>, 32, 32 * B * 4);
+        run_pipe("pipe16", pipe<16, 2>, 16, 2);
+        run_pipe("pipe24", pipe<24, 2>, 24, 2);
+        run_pipe("pipe32", pipe<32, 2>, 32, 2);
+        run_pipe("pipe3x16", pipe<16, 3>, 16, 3);
+        run_pipe("pipe3x24", pipe<24, 3>, 24, 3);
+        CK(cudaGetLastError());
+        CK(cudaDeviceSynchronize());
+        cudaFree(in); cudaFree(cp); cudaFree(status); cudaFree(prefix); cudaFree(ticket); cudaFree(cnt);
+    }
+    return 0;
+}
