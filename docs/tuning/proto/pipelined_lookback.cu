@@ -20,7 +20,9 @@
 //   pipe    persistent blocks, two tile buffers: the next tile's ticket is
 //           taken and its 16-byte cp.async copies issued before the current
 //           tile is counted and looked back for;
-//   pipe3   the same with three buffers (two tiles ahead).
+//   pipe3   the same with three buffers (two tiles ahead);
+//   split   two buffers, and while warp 0 looks back for the current tile
+//           warps 1-7 copy, count and publish the next one.
 //
 // At 2^24 and 2^28 from memory (2^24 rotating through 16 copies); at 2^23
 // hot, the 32 MiB input held in L2, so that the kernels' own costs show on
@@ -187,6 +189,78 @@ __global__ void __launch_bounds__(B) pipe(const int* in, int t, int tiles, u64* 
     cp_wait<0>();
 }
 
+// Persistent blocks, two buffers, the look-back off the count's path:
+// while warp 0 looks back for the current tile, warps 1-7 (which alone
+// issue the tile copies, so that they can wait for all of them) wait for
+// the next tile, count it and publish its aggregate, so a tile's
+// aggregate never waits for the look-back of the tile its block held
+// before it (what holds `pipe` back).
+template <int I>
+__global__ void __launch_bounds__(B) pipe_split(const int* in, int t, int tiles, u64* status, unsigned* ticket, u64* prefix) {
+    extern __shared__ __align__(16) int tile_mem[];
+    __shared__ unsigned warp_sums[WARPS];
+    __shared__ u64 s_agg[2];
+    __shared__ int s_tile[2];
+    constexpr int TILE = B * I, CHUNKS = TILE / 4, WORKERS = B - 32;
+    const int w = threadIdx.x / 32, lane = threadIdx.x % 32;
+    // Warps 1-7 copy a tile into buffer `buf` and wait for it, then count
+    // it (warp 1 also counts warp 0's part) and warp 1 publishes.
+    auto count_publish = [&](int tile, int buf) {
+        const int4* src = reinterpret_cast<const int4*>(in + (size_t)tile * TILE);
+        int4* dst = reinterpret_cast<int4*>(tile_mem + buf * TILE);
+        for (int c = threadIdx.x - 32; c < CHUNKS; c += WORKERS) cp_async16(dst + c, src + c);
+        cp_commit();
+        cp_wait<0>();
+        asm volatile("bar.sync 1, %0;" ::"n"(WORKERS) : "memory");
+        const int* tm = tile_mem + buf * TILE;
+        unsigned c = 0;
+#pragma unroll
+        for (int j = 0; j < I; ++j) c += tm[w * 32 * I + 32 * j + lane] > t;
+        if (w == 1) {
+#pragma unroll
+            for (int j = 0; j < I; ++j) c += tm[32 * j + lane] > t;
+        }
+#pragma unroll
+        for (int o = 16; o > 0; o /= 2) c += __shfl_xor_sync(0xffffffffu, c, o);
+        if (lane == 0) warp_sums[w] = c;
+        asm volatile("bar.sync 1, %0;" ::"n"(WORKERS) : "memory");
+        if (threadIdx.x == 32) {
+            u64 agg = 0;
+#pragma unroll
+            for (int k = 1; k < WARPS; ++k) agg += warp_sums[k];
+            s_agg[buf] = agg;
+            st_relaxed(status + tile, (tile == 0 ? INC : AGG) | agg);
+            if (tile == 0) prefix[0] = 0;
+        }
+    };
+    if (threadIdx.x == 0) s_tile[0] = (int)atomicAdd(ticket, 1u);
+    __syncthreads();
+    int cur = s_tile[0];
+    if (cur >= tiles) return;
+    if (w > 0) count_publish(cur, 0);
+    int k = 0;
+    while (true) {
+        const int buf = k & 1;
+        if (threadIdx.x == 0) s_tile[buf ^ 1] = (int)atomicAdd(ticket, 1u);
+        __syncthreads();  // the ticket; the current tile's aggregate in s_agg
+        const int next = s_tile[buf ^ 1];
+        if (w == 0) {
+            if (cur > 0) {
+                const u64 agg = s_agg[buf];
+                const u64 excl = look_back(status, cur);
+                if (lane == 0) { st_relaxed(status + cur, INC | (excl + agg)); prefix[cur] = excl; }
+            }
+        } else if (next < tiles) {
+            count_publish(next, buf ^ 1);
+        }
+        // (A write-out of the current tile would go here, by every warp.)
+        __syncthreads();
+        if (next >= tiles) break;
+        cur = next;
+        ++k;
+    }
+}
+
 __global__ void fill(int* p, size_t n) {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
         u64 x = (i + 1) * 0x9E3779B97F4A7C15ull;
@@ -304,6 +378,9 @@ int main() {
         run_pipe("pipe32", pipe<32, 2>, 32, 2);
         run_pipe("pipe3x16", pipe<16, 3>, 16, 3);
         run_pipe("pipe3x24", pipe<24, 3>, 24, 3);
+        run_pipe("split16", pipe_split<16>, 16, 2);
+        run_pipe("split24", pipe_split<24>, 24, 2);
+        run_pipe("split32", pipe_split<32>, 32, 2);
         CK(cudaGetLastError());
         CK(cudaDeviceSynchronize());
         cudaFree(in); cudaFree(cp); cudaFree(status); cudaFree(prefix); cudaFree(ticket); cudaFree(cnt);
