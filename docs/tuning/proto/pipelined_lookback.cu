@@ -7,8 +7,8 @@
 // nothing selected, where a reduction reads it in 235 us; on an H100 both
 // stream at about the copy's speed. A tile's loads are in flight only
 // while it stages; its ticket, its look-back and the block's exit and
-// relaunch leave the multiprocessor's share of memory idle. Four kernels,
-// each counting the items above a threshold (about half) and finding every
+// relaunch leave the multiprocessor's share of memory idle. The kernels
+// below each count the items above a threshold (about half) and finding every
 // tile's exclusive count by the decoupled look-back:
 //
 //   read    a persistent grid-stride count with no look-back (the floor);
@@ -17,16 +17,26 @@
 //           memory (warp-striped), the tile's count published, warp 0 looks
 //           back; run with 24 KiB of shared memory and with 39 KiB (five
 //           blocks a multiprocessor, as the select kernels);
+//   early   `once` with the count taken from the loaded registers and
+//           published at the barrier that ends the staging (as gpuprim);
 //   pipe    persistent blocks, two tile buffers: the next tile's ticket is
 //           taken and its 16-byte cp.async copies issued before the current
 //           tile is counted and looked back for;
 //   pipe3   the same with three buffers (two tiles ahead);
 //   split   two buffers, and while warp 0 looks back for the current tile
-//           warps 1-7 copy, count and publish the next one.
+//           warps 1-7 copy, count and publish the next one;
+//   ahead   split, and the ticket after the next taken while the next
+//           tile's copies are in flight.
 //
 // At 2^24 and 2^28 from memory (2^24 rotating through 16 copies); at 2^23
-// hot, the 32 MiB input held in L2, so that the kernels' own costs show on
-// an H100 too, whose memory every one of them saturates from DRAM.
+// hot, the 32 MiB input held in L2, so that the kernels' own costs show
+// apart from the memory's.
+//
+// First run (H100, 2026-12-08, docs/tuning/select.md): the persistent
+// `pipe` forms took twice `once`'s time, `pipe3` four to five times: a
+// held tile's aggregate went out only after the look-back of the tile
+// before it, so the waits chained. `split` and `ahead` are the answer;
+// `early` is the baseline closest to gpuprim's kernel.
 //
 // Every tile's exclusive count is checked against the CPU. Medians of 20
 // runs, CUDA events, the status words cleared in the timed region.
@@ -137,6 +147,30 @@ __global__ void __launch_bounds__(B) once(const int* in, int t, u64* status, uns
     finish_tile(count_staged<I>(tile_mem, t), tile, status, prefix, warp_sums);
 }
 
+// `once` with the count taken from the loaded registers, so that the
+// tile's aggregate goes out at the one barrier that also ends the staging
+// (as gpuprim's select publishes it).
+template <int I>
+__global__ void __launch_bounds__(B) once_early(const int* in, int t, u64* status, unsigned* ticket, u64* prefix) {
+    extern __shared__ __align__(16) int tile_mem[];
+    __shared__ unsigned warp_sums[WARPS];
+    __shared__ int s_tile;
+    if (threadIdx.x == 0) s_tile = (int)atomicAdd(ticket, 1u);
+    __syncthreads();
+    const int tile = s_tile;
+    const int4* src = reinterpret_cast<const int4*>(in + (size_t)tile * B * I);
+    int4 v[I / 4];
+#pragma unroll
+    for (int k = 0; k < I / 4; ++k) v[k] = __ldg(src + k * B + threadIdx.x);
+    unsigned c = 0;
+#pragma unroll
+    for (int k = 0; k < I / 4; ++k) {
+        reinterpret_cast<int4*>(tile_mem)[k * B + threadIdx.x] = v[k];
+        c += (v[k].x > t) + (v[k].y > t) + (v[k].z > t) + (v[k].w > t);
+    }
+    finish_tile(c, tile, status, prefix, warp_sums);
+}
+
 __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
     const uint32_t s = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gmem) : "memory");
@@ -195,21 +229,24 @@ __global__ void __launch_bounds__(B) pipe(const int* in, int t, int tiles, u64* 
 // the next tile, count it and publish its aggregate, so a tile's
 // aggregate never waits for the look-back of the tile its block held
 // before it (what holds `pipe` back).
-template <int I>
+template <int I, bool AHEAD>
 __global__ void __launch_bounds__(B) pipe_split(const int* in, int t, int tiles, u64* status, unsigned* ticket, u64* prefix) {
     extern __shared__ __align__(16) int tile_mem[];
     __shared__ unsigned warp_sums[WARPS];
     __shared__ u64 s_agg[2];
-    __shared__ int s_tile[2];
+    __shared__ int s_tile[3];
     constexpr int TILE = B * I, CHUNKS = TILE / 4, WORKERS = B - 32;
     const int w = threadIdx.x / 32, lane = threadIdx.x % 32;
     // Warps 1-7 copy a tile into buffer `buf` and wait for it, then count
-    // it (warp 1 also counts warp 0's part) and warp 1 publishes.
-    auto count_publish = [&](int tile, int buf) {
+    // it (warp 1 also counts warp 0's part) and warp 1 publishes. With
+    // AHEAD, thread 32 takes the ticket after this one meanwhile, into
+    // `slot`, so the next round starts without the atomic's round trip.
+    auto count_publish = [&](int tile, int buf, int slot) {
         const int4* src = reinterpret_cast<const int4*>(in + (size_t)tile * TILE);
         int4* dst = reinterpret_cast<int4*>(tile_mem + buf * TILE);
         for (int c = threadIdx.x - 32; c < CHUNKS; c += WORKERS) cp_async16(dst + c, src + c);
         cp_commit();
+        if (AHEAD && threadIdx.x == 32) s_tile[slot] = (int)atomicAdd(ticket, 1u);
         cp_wait<0>();
         asm volatile("bar.sync 1, %0;" ::"n"(WORKERS) : "memory");
         const int* tm = tile_mem + buf * TILE;
@@ -237,13 +274,13 @@ __global__ void __launch_bounds__(B) pipe_split(const int* in, int t, int tiles,
     __syncthreads();
     int cur = s_tile[0];
     if (cur >= tiles) return;
-    if (w > 0) count_publish(cur, 0);
+    if (w > 0) count_publish(cur, 0, 1);
     int k = 0;
     while (true) {
         const int buf = k & 1;
-        if (threadIdx.x == 0) s_tile[buf ^ 1] = (int)atomicAdd(ticket, 1u);
+        if (!AHEAD && threadIdx.x == 0) s_tile[(k + 1) % 3] = (int)atomicAdd(ticket, 1u);
         __syncthreads();  // the ticket; the current tile's aggregate in s_agg
-        const int next = s_tile[buf ^ 1];
+        const int next = s_tile[(k + 1) % 3];
         if (w == 0) {
             if (cur > 0) {
                 const u64 agg = s_agg[buf];
@@ -251,7 +288,7 @@ __global__ void __launch_bounds__(B) pipe_split(const int* in, int t, int tiles,
                 if (lane == 0) { st_relaxed(status + cur, INC | (excl + agg)); prefix[cur] = excl; }
             }
         } else if (next < tiles) {
-            count_publish(next, buf ^ 1);
+            count_publish(next, buf ^ 1, (k + 2) % 3);
         }
         // (A write-out of the current tile would go here, by every warp.)
         __syncthreads();
@@ -373,14 +410,20 @@ int main() {
         run_once("once24", once<24>, 24, 24 * B * 4);
         run_once("once24/5", once<24>, 24, 39 * 1024);
         run_once("once32", once<32>, 32, 32 * B * 4);
+        run_once("early24", once_early<24>, 24, 24 * B * 4);
+        run_once("early24/5", once_early<24>, 24, 39 * 1024);
+        run_once("early32/5", once_early<32>, 32, 39 * 1024);
         run_pipe("pipe16", pipe<16, 2>, 16, 2);
         run_pipe("pipe24", pipe<24, 2>, 24, 2);
         run_pipe("pipe32", pipe<32, 2>, 32, 2);
         run_pipe("pipe3x16", pipe<16, 3>, 16, 3);
         run_pipe("pipe3x24", pipe<24, 3>, 24, 3);
-        run_pipe("split16", pipe_split<16>, 16, 2);
-        run_pipe("split24", pipe_split<24>, 24, 2);
-        run_pipe("split32", pipe_split<32>, 32, 2);
+        run_pipe("split16", pipe_split<16, false>, 16, 2);
+        run_pipe("split24", pipe_split<24, false>, 24, 2);
+        run_pipe("split32", pipe_split<32, false>, 32, 2);
+        run_pipe("ahead16", pipe_split<16, true>, 16, 2);
+        run_pipe("ahead24", pipe_split<24, true>, 24, 2);
+        run_pipe("ahead32", pipe_split<32, true>, 32, 2);
         CK(cudaGetLastError());
         CK(cudaDeviceSynchronize());
         cudaFree(in); cudaFree(cp); cudaFree(status); cudaFree(prefix); cudaFree(ticket); cudaFree(cnt);
