@@ -4,7 +4,7 @@
 # machine first (from the repository root):
 #
 #   cargo +nightly-2026-05-20 bench -p gpuprim --bench bench --no-run
-#   mkdir -p .device && cp target/release/deps/bench-<hash> .device/bench-M
+#   mkdir -p .device && xz -9 -T2 -c target/release/deps/bench-<hash> > .device/bench-M.xz
 #   nvcc -O3 -std=c++17 -arch=sm_90 -I<cccl>/include -o .device/cub_bench host/benches/cub/cub_bench.cu
 #   nvcc -O3 -std=c++17 -arch=sm_90 -o .device/plb docs/tuning/proto/pipelined_lookback.cu
 #   cp docs/tuning/proto/h200_status.sh .device/
@@ -23,6 +23,7 @@ GROUP=${1:-select}
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "$GPU" | tee "$OUT/gpu.txt"
 if [[ "$GPU" == *H200* ]]; then
+  [ -x bench-M ] || { xz -dc bench-M.xz > bench-M && chmod +x bench-M; }
   export GPUPRIM_REQUIRE_GPU=1
   timeout 400 ./bench-M "$GROUP" --sizes 24,28 --types i32 --runs 10 --cub ./cub_bench --out "$OUT/$GROUP" > "$OUT/$GROUP.log" 2>&1
   echo "$GROUP rc $?"
