@@ -26,7 +26,13 @@
 //   split   two buffers, and while warp 0 looks back for the current tile
 //           warps 1-7 copy, count and publish the next one;
 //   ahead   split, and the ticket after the next taken while the next
-//           tile's copies are in flight.
+//           tile's copies are in flight (that ticket is then held across
+//           one look-back, so this may chain as `pipe` did: it measures
+//           the atomic's round trip against that);
+//   dec     warp 0 decoupled: warps 1-7 take tickets, copy (the next
+//           tile in flight while the current is counted), count, publish
+//           and queue each tile in a ring of 4; warp 0 looks back for the
+//           queued tiles; only a full ring makes the workers wait.
 //
 // At 2^24 and 2^28 from memory (2^24 rotating through 16 copies); at 2^23
 // hot, the 32 MiB input held in L2, so that the kernels' own costs show
@@ -35,7 +41,7 @@
 // First run (H100, 2026-12-08, docs/tuning/select.md): the persistent
 // `pipe` forms took twice `once`'s time, `pipe3` four to five times: a
 // held tile's aggregate went out only after the look-back of the tile
-// before it, so the waits chained. `split` and `ahead` are the answer;
+// before it, so the waits chained. `split`, `ahead` and `dec` are answers;
 // `early` is the baseline closest to gpuprim's kernel.
 //
 // Every tile's exclusive count is checked against the CPU. Medians of 20
@@ -229,6 +235,18 @@ __global__ void __launch_bounds__(B) pipe(const int* in, int t, int tiles, u64* 
 // the next tile, count it and publish its aggregate, so a tile's
 // aggregate never waits for the look-back of the tile its block held
 // before it (what holds `pipe` back).
+// Warps 1-7 count a staged tile in 16-byte chunks, thread 32 + k taking
+// chunks k, k + 224, ...
+template <int CHUNKS>
+__device__ __forceinline__ unsigned count_chunks(const int4* tile, int t) {
+    unsigned c = 0;
+    for (int k = threadIdx.x - 32; k < CHUNKS; k += B - 32) {
+        const int4 v = tile[k];
+        c += (v.x > t) + (v.y > t) + (v.z > t) + (v.w > t);
+    }
+    return c;
+}
+
 template <int I, bool AHEAD>
 __global__ void __launch_bounds__(B) pipe_split(const int* in, int t, int tiles, u64* status, unsigned* ticket, u64* prefix) {
     extern __shared__ __align__(16) int tile_mem[];
@@ -238,9 +256,9 @@ __global__ void __launch_bounds__(B) pipe_split(const int* in, int t, int tiles,
     constexpr int TILE = B * I, CHUNKS = TILE / 4, WORKERS = B - 32;
     const int w = threadIdx.x / 32, lane = threadIdx.x % 32;
     // Warps 1-7 copy a tile into buffer `buf` and wait for it, then count
-    // it (warp 1 also counts warp 0's part) and warp 1 publishes. With
-    // AHEAD, thread 32 takes the ticket after this one meanwhile, into
-    // `slot`, so the next round starts without the atomic's round trip.
+    // it and warp 1 publishes. With AHEAD, thread 32 takes the ticket after
+    // this one meanwhile, into `slot`, so the next round starts without
+    // the atomic's round trip.
     auto count_publish = [&](int tile, int buf, int slot) {
         const int4* src = reinterpret_cast<const int4*>(in + (size_t)tile * TILE);
         int4* dst = reinterpret_cast<int4*>(tile_mem + buf * TILE);
@@ -249,14 +267,7 @@ __global__ void __launch_bounds__(B) pipe_split(const int* in, int t, int tiles,
         if (AHEAD && threadIdx.x == 32) s_tile[slot] = (int)atomicAdd(ticket, 1u);
         cp_wait<0>();
         asm volatile("bar.sync 1, %0;" ::"n"(WORKERS) : "memory");
-        const int* tm = tile_mem + buf * TILE;
-        unsigned c = 0;
-#pragma unroll
-        for (int j = 0; j < I; ++j) c += tm[w * 32 * I + 32 * j + lane] > t;
-        if (w == 1) {
-#pragma unroll
-            for (int j = 0; j < I; ++j) c += tm[32 * j + lane] > t;
-        }
+        unsigned c = count_chunks<CHUNKS>(reinterpret_cast<const int4*>(tile_mem + buf * TILE), t);
 #pragma unroll
         for (int o = 16; o > 0; o /= 2) c += __shfl_xor_sync(0xffffffffu, c, o);
         if (lane == 0) warp_sums[w] = c;
@@ -296,6 +307,93 @@ __global__ void __launch_bounds__(B) pipe_split(const int* in, int t, int tiles,
         cur = next;
         ++k;
     }
+}
+
+// Persistent blocks, warp 0 decoupled from the rest: warps 1-7 take
+// tickets, copy (two buffers, the next tile's copies in flight while the
+// current one is counted), count and publish each tile and queue it in a
+// ring of D entries; warp 0 takes tiles off the ring and looks back for
+// them. Only a full ring makes the workers wait for warp 0, and they
+// publish a tile's aggregate before that wait, so no aggregate waits for a
+// look-back and the loads need not stop for one.
+template <int I, int D>
+__global__ void __launch_bounds__(B) decoupled(const int* in, int t, int tiles, u64* status, unsigned* ticket, u64* prefix) {
+    extern __shared__ __align__(16) int tile_mem[];
+    __shared__ unsigned warp_sums[WARPS];
+    __shared__ int s_next[2];
+    __shared__ int ring_tile[D];
+    __shared__ u64 ring_agg[D];
+    __shared__ int produced, consumed;
+    volatile int* vp = &produced;
+    volatile int* vc = &consumed;
+    constexpr int TILE = B * I, CHUNKS = TILE / 4, WORKERS = B - 32;
+    const int w = threadIdx.x / 32, lane = threadIdx.x % 32;
+    if (threadIdx.x == 0) { produced = 0; consumed = 0; }
+    __syncthreads();
+    if (w == 0) {
+        for (int c = 0;; ++c) {
+            while (*vp == c) __nanosleep(32);
+            __threadfence_block();
+            const int tile = ring_tile[c % D];
+            const u64 agg = ring_agg[c % D];
+            __syncwarp();
+            if (tile < 0) break;
+            if (tile > 0) {
+                const u64 excl = look_back(status, tile);
+                if (lane == 0) { st_relaxed(status + tile, INC | (excl + agg)); prefix[tile] = excl; }
+            }
+            __syncwarp();
+            if (lane == 0) *vc = c + 1;
+        }
+        return;
+    }
+    int made = 0;  // thread 32's count of entries queued
+    auto push = [&](int tile, u64 agg) {
+        while (made - *vc >= D) __nanosleep(32);
+        ring_tile[made % D] = tile;
+        ring_agg[made % D] = agg;
+        __threadfence_block();
+        *vp = ++made;
+    };
+    auto issue = [&](int tile, int buf) {
+        if (tile < tiles) {
+            const int4* src = reinterpret_cast<const int4*>(in + (size_t)tile * TILE);
+            int4* dst = reinterpret_cast<int4*>(tile_mem + buf * TILE);
+            for (int c = threadIdx.x - 32; c < CHUNKS; c += WORKERS) cp_async16(dst + c, src + c);
+        }
+        cp_commit();
+    };
+    if (threadIdx.x == 32) s_next[0] = (int)atomicAdd(ticket, 1u);
+    asm volatile("bar.sync 1, %0;" ::"n"(WORKERS) : "memory");
+    int cur = s_next[0];
+    if (cur < tiles) {
+        issue(cur, 0);
+        for (int i = 0;; ++i) {
+            if (threadIdx.x == 32) s_next[(i + 1) & 1] = (int)atomicAdd(ticket, 1u);
+            asm volatile("bar.sync 1, %0;" ::"n"(WORKERS) : "memory");
+            const int next = s_next[(i + 1) & 1];
+            issue(next, (i + 1) & 1);
+            cp_wait<1>();
+            asm volatile("bar.sync 1, %0;" ::"n"(WORKERS) : "memory");
+            unsigned c = count_chunks<CHUNKS>(reinterpret_cast<const int4*>(tile_mem + (i & 1) * TILE), t);
+#pragma unroll
+            for (int o = 16; o > 0; o /= 2) c += __shfl_xor_sync(0xffffffffu, c, o);
+            if (lane == 0) warp_sums[w] = c;
+            asm volatile("bar.sync 1, %0;" ::"n"(WORKERS) : "memory");
+            if (threadIdx.x == 32) {
+                u64 agg = 0;
+#pragma unroll
+                for (int k = 1; k < WARPS; ++k) agg += warp_sums[k];
+                st_relaxed(status + cur, (cur == 0 ? INC : AGG) | agg);
+                if (cur == 0) prefix[0] = 0;
+                push(cur, agg);
+            }
+            if (next >= tiles) break;
+            cur = next;
+        }
+        cp_wait<0>();
+    }
+    if (threadIdx.x == 32) push(-1, 0);
 }
 
 __global__ void fill(int* p, size_t n) {
@@ -424,6 +522,9 @@ int main() {
         run_pipe("ahead16", pipe_split<16, true>, 16, 2);
         run_pipe("ahead24", pipe_split<24, true>, 24, 2);
         run_pipe("ahead32", pipe_split<32, true>, 32, 2);
+        run_pipe("dec16", decoupled<16, 4>, 16, 2);
+        run_pipe("dec24", decoupled<24, 4>, 24, 2);
+        run_pipe("dec32", decoupled<32, 4>, 32, 2);
         CK(cudaGetLastError());
         CK(cudaDeviceSynchronize());
         cudaFree(in); cudaFree(cp); cudaFree(status); cudaFree(prefix); cudaFree(ticket); cudaFree(cnt);
