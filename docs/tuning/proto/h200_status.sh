@@ -7,6 +7,7 @@
 #   mkdir -p .device && xz -9 -T2 -c target/release/deps/bench-<hash> > .device/bench-M.xz
 #   nvcc -O3 -std=c++17 -arch=sm_90 -I<cccl>/include -o .device/cub_bench host/benches/cub/cub_bench.cu
 #   nvcc -O3 -std=c++17 -arch=sm_90 -o .device/plb docs/tuning/proto/pipelined_lookback.cu
+#   nvcc -O3 -std=c++17 -arch=sm_90a -o .device/tma docs/tuning/proto/tma_stage.cu   (optional)
 #   cp docs/tuning/proto/h200_status.sh .device/
 #
 # (nvcc and CCCL 3.0 from the nvidia-cuda-nvcc / -crt / -nvvm / -runtime /
@@ -31,4 +32,6 @@ if [[ "$GPU" == *H200* ]]; then
 fi
 if [ "$GROUP" = select ]; then
   timeout 90 ./plb > "$OUT/plb.log" 2>&1; echo "plb rc $?"; cat "$OUT/plb.log"
+  # The bulk-copy staging prototype (tma_stage.cu, built with -arch=sm_90a), if carried.
+  if [[ "$GPU" == *H200* ]] && [ -x tma ]; then timeout 60 ./tma > "$OUT/tma.log" 2>&1; cat "$OUT/tma.log"; fi
 fi
