@@ -424,6 +424,8 @@ float median_us(F f, int runs = 20) {
 }
 
 int main() {
+    // Line by line, so that a run cut by a time limit keeps what it printed.
+    setvbuf(stdout, nullptr, _IOLBF, 0);
     cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, 0));
     const int sms = prop.multiProcessorCount;
