@@ -5,7 +5,7 @@
 #
 #   cargo +nightly-2026-05-20 bench -p gpuprim --bench bench --no-run
 #   mkdir -p .device && xz -9 -T2 -c target/release/deps/bench-<hash> > .device/bench-M.xz
-#   nvcc -O3 -std=c++17 -arch=sm_90 -I<cccl>/include -o .device/cub_bench host/benches/cub/cub_bench.cu
+#   nvcc -O3 -std=c++17 -arch=sm_90 -I<prefix>/include/cccl -o .device/cub_bench host/benches/cub/cub_bench.cu
 #   nvcc -O3 -std=c++17 -arch=sm_90 -o .device/plb docs/tuning/proto/pipelined_lookback.cu
 #   nvcc -O3 -std=c++17 -arch=sm_90a -o .device/tma docs/tuning/proto/tma_stage.cu   (optional)
 #   cp docs/tuning/proto/h200_status.sh .device/
