@@ -47,14 +47,13 @@
 // Every tile's exclusive count is checked against the CPU. Medians of 20
 // runs, CUDA events, the status words cleared in the timed region.
 // Build: nvcc -O3 -std=c++17 -arch=native -o pipelined_lookback pipelined_lookback.cu
+#include "proto_bench.cuh"
 #include <cuda_runtime.h>
 #include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <cstdio>
 #include <vector>
-
-#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e)); return 1; } } while (0)
 
 typedef unsigned long long u64;
 constexpr int B = 256, WARPS = B / 32;
@@ -68,6 +67,18 @@ __device__ __forceinline__ u64 ld_relaxed(const u64* p) {
 __device__ __forceinline__ void st_relaxed(u64* p, u64 v) {
     asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
+
+template <class T>
+__device__ __forceinline__ T warp_sum(T v) {
+#pragma unroll
+    for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+__device__ __forceinline__ unsigned count4(int4 v, int t) { return (v.x > t) + (v.y > t) + (v.z > t) + (v.w > t); }
+
+// Warps 1-7 meet (warp 0 goes its own way).
+__device__ __forceinline__ void workers_sync() { asm volatile("bar.sync 1, %0;" ::"n"(B - 32) : "memory"); }
 
 // Warp 0: the sum of the values of tiles 0..tile-1, from their status words
 // (a window of 32 a round, nearest first, stopping at the nearest inclusive).
@@ -84,10 +95,7 @@ __device__ __forceinline__ u64 look_back(const u64* status, int tile) {
         }
         const unsigned inc = __ballot_sync(0xffffffffu, (s >> 62) == 2);
         const int stop = inc ? __ffs(inc) - 1 : 31;
-        u64 v = lane <= stop ? (s & VAL) : 0;
-#pragma unroll
-        for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
-        excl += v;
+        excl += warp_sum(lane <= stop ? (s & VAL) : 0ull);
         if (inc) return excl;
         base -= 32;
     }
@@ -106,8 +114,7 @@ __device__ __forceinline__ unsigned count_staged(const int* tile, int t) {
 
 // The tile's count from every thread's: publish, look back, record.
 __device__ __forceinline__ void finish_tile(unsigned c, int tile, u64* status, u64* prefix, unsigned* warp_sums) {
-#pragma unroll
-    for (int o = 16; o > 0; o /= 2) c += __shfl_xor_sync(0xffffffffu, c, o);
+    c = warp_sum(c);
     if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = c;
     __syncthreads();
     if (threadIdx.x < 32) {
@@ -127,37 +134,18 @@ __device__ __forceinline__ void finish_tile(unsigned c, int tile, u64* status, u
 __global__ void read_count(const int4* in, size_t n4, int t, u64* out) {
     unsigned c = 0;
     for (size_t i = blockIdx.x * (size_t)B + threadIdx.x; i < n4; i += (size_t)gridDim.x * B) {
-        int4 v = __ldg(in + i);
-        c += (v.x > t) + (v.y > t) + (v.z > t) + (v.w > t);
+        c += count4(__ldg(in + i), t);
     }
-#pragma unroll
-    for (int o = 16; o > 0; o /= 2) c += __shfl_xor_sync(0xffffffffu, c, o);
+    c = warp_sum(c);
     if (threadIdx.x % 32 == 0) atomicAdd(out, (u64)c);
 }
 
-template <int I>
+// One tile a block. EARLY: the count taken from the loaded registers, so
+// that the tile's aggregate goes out at the one barrier that also ends the
+// staging (as gpuprim's select publishes it); otherwise from the staged
+// tile after a staging barrier of its own.
+template <int I, bool EARLY>
 __global__ void __launch_bounds__(B) once(const int* in, int t, u64* status, unsigned* ticket, u64* prefix) {
-    extern __shared__ __align__(16) int tile_mem[];
-    __shared__ unsigned warp_sums[WARPS];
-    __shared__ int s_tile;
-    if (threadIdx.x == 0) s_tile = (int)atomicAdd(ticket, 1u);
-    __syncthreads();
-    const int tile = s_tile;
-    const int4* src = reinterpret_cast<const int4*>(in + (size_t)tile * B * I);
-    int4 v[I / 4];
-#pragma unroll
-    for (int k = 0; k < I / 4; ++k) v[k] = __ldg(src + k * B + threadIdx.x);
-#pragma unroll
-    for (int k = 0; k < I / 4; ++k) reinterpret_cast<int4*>(tile_mem)[k * B + threadIdx.x] = v[k];
-    __syncthreads();
-    finish_tile(count_staged<I>(tile_mem, t), tile, status, prefix, warp_sums);
-}
-
-// `once` with the count taken from the loaded registers, so that the
-// tile's aggregate goes out at the one barrier that also ends the staging
-// (as gpuprim's select publishes it).
-template <int I>
-__global__ void __launch_bounds__(B) once_early(const int* in, int t, u64* status, unsigned* ticket, u64* prefix) {
     extern __shared__ __align__(16) int tile_mem[];
     __shared__ unsigned warp_sums[WARPS];
     __shared__ int s_tile;
@@ -172,7 +160,11 @@ __global__ void __launch_bounds__(B) once_early(const int* in, int t, u64* statu
 #pragma unroll
     for (int k = 0; k < I / 4; ++k) {
         reinterpret_cast<int4*>(tile_mem)[k * B + threadIdx.x] = v[k];
-        c += (v[k].x > t) + (v[k].y > t) + (v[k].z > t) + (v[k].w > t);
+        if (EARLY) c += count4(v[k], t);
+    }
+    if (!EARLY) {
+        __syncthreads();
+        c = count_staged<I>(tile_mem, t);
     }
     finish_tile(c, tile, status, prefix, warp_sums);
 }
@@ -184,6 +176,13 @@ __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
 __device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 template <int N>
 __device__ __forceinline__ void cp_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory"); }
+
+// Warps 1-7 issue a tile's 16-byte copies (thread 32 + k: chunks k,
+// k + 224, ...), so that they can wait for all of them.
+template <int CHUNKS>
+__device__ __forceinline__ void workers_copy(int4* dst, const int4* src) {
+    for (int c = threadIdx.x - 32; c < CHUNKS; c += B - 32) cp_async16(dst + c, src + c);
+}
 
 // Persistent blocks with BUFS tile buffers: tiles BUFS - 1 ahead are in
 // flight while the current one is counted and looked back for.
@@ -229,31 +228,40 @@ __global__ void __launch_bounds__(B) pipe(const int* in, int t, int tiles, u64* 
     cp_wait<0>();
 }
 
+// Warps 1-7 count a staged tile in 16-byte chunks (thread 32 + k taking
+// chunks k, k + 224, ...) and thread 32 publishes the tile's count
+// (inclusive for tile 0) and returns it (0 elsewhere).
+template <int CHUNKS>
+__device__ __forceinline__ u64 workers_publish(const int4* staged, int t, int tile, u64* status, u64* prefix,
+                                               unsigned* warp_sums) {
+    unsigned c = 0;
+    for (int k = threadIdx.x - 32; k < CHUNKS; k += B - 32) c += count4(staged[k], t);
+    c = warp_sum(c);
+    if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = c;
+    workers_sync();
+    u64 agg = 0;
+    if (threadIdx.x == 32) {
+#pragma unroll
+        for (int k = 1; k < WARPS; ++k) agg += warp_sums[k];
+        st_relaxed(status + tile, (tile == 0 ? INC : AGG) | agg);
+        if (tile == 0) prefix[0] = 0;
+    }
+    return agg;
+}
+
 // Persistent blocks, two buffers, the look-back off the count's path:
 // while warp 0 looks back for the current tile, warps 1-7 (which alone
 // issue the tile copies, so that they can wait for all of them) wait for
 // the next tile, count it and publish its aggregate, so a tile's
 // aggregate never waits for the look-back of the tile its block held
 // before it (what holds `pipe` back).
-// Warps 1-7 count a staged tile in 16-byte chunks, thread 32 + k taking
-// chunks k, k + 224, ...
-template <int CHUNKS>
-__device__ __forceinline__ unsigned count_chunks(const int4* tile, int t) {
-    unsigned c = 0;
-    for (int k = threadIdx.x - 32; k < CHUNKS; k += B - 32) {
-        const int4 v = tile[k];
-        c += (v.x > t) + (v.y > t) + (v.z > t) + (v.w > t);
-    }
-    return c;
-}
-
 template <int I, bool AHEAD>
 __global__ void __launch_bounds__(B) pipe_split(const int* in, int t, int tiles, u64* status, unsigned* ticket, u64* prefix) {
     extern __shared__ __align__(16) int tile_mem[];
     __shared__ unsigned warp_sums[WARPS];
     __shared__ u64 s_agg[2];
     __shared__ int s_tile[3];
-    constexpr int TILE = B * I, CHUNKS = TILE / 4, WORKERS = B - 32;
+    constexpr int TILE = B * I, CHUNKS = TILE / 4;
     const int w = threadIdx.x / 32, lane = threadIdx.x % 32;
     // Warps 1-7 copy a tile into buffer `buf` and wait for it, then count
     // it and warp 1 publishes. With AHEAD, thread 32 takes the ticket after
@@ -262,24 +270,13 @@ __global__ void __launch_bounds__(B) pipe_split(const int* in, int t, int tiles,
     auto count_publish = [&](int tile, int buf, int slot) {
         const int4* src = reinterpret_cast<const int4*>(in + (size_t)tile * TILE);
         int4* dst = reinterpret_cast<int4*>(tile_mem + buf * TILE);
-        for (int c = threadIdx.x - 32; c < CHUNKS; c += WORKERS) cp_async16(dst + c, src + c);
+        workers_copy<CHUNKS>(dst, src);
         cp_commit();
         if (AHEAD && threadIdx.x == 32) s_tile[slot] = (int)atomicAdd(ticket, 1u);
         cp_wait<0>();
-        asm volatile("bar.sync 1, %0;" ::"n"(WORKERS) : "memory");
-        unsigned c = count_chunks<CHUNKS>(reinterpret_cast<const int4*>(tile_mem + buf * TILE), t);
-#pragma unroll
-        for (int o = 16; o > 0; o /= 2) c += __shfl_xor_sync(0xffffffffu, c, o);
-        if (lane == 0) warp_sums[w] = c;
-        asm volatile("bar.sync 1, %0;" ::"n"(WORKERS) : "memory");
-        if (threadIdx.x == 32) {
-            u64 agg = 0;
-#pragma unroll
-            for (int k = 1; k < WARPS; ++k) agg += warp_sums[k];
-            s_agg[buf] = agg;
-            st_relaxed(status + tile, (tile == 0 ? INC : AGG) | agg);
-            if (tile == 0) prefix[0] = 0;
-        }
+        workers_sync();
+        const u64 agg = workers_publish<CHUNKS>(dst, t, tile, status, prefix, warp_sums);
+        if (threadIdx.x == 32) s_agg[buf] = agg;
     };
     if (threadIdx.x == 0) s_tile[0] = (int)atomicAdd(ticket, 1u);
     __syncthreads();
@@ -326,7 +323,7 @@ __global__ void __launch_bounds__(B) decoupled(const int* in, int t, int tiles, 
     __shared__ int produced, consumed;
     volatile int* vp = &produced;
     volatile int* vc = &consumed;
-    constexpr int TILE = B * I, CHUNKS = TILE / 4, WORKERS = B - 32;
+    constexpr int TILE = B * I, CHUNKS = TILE / 4;
     const int w = threadIdx.x / 32, lane = threadIdx.x % 32;
     if (threadIdx.x == 0) { produced = 0; consumed = 0; }
     __syncthreads();
@@ -359,35 +356,25 @@ __global__ void __launch_bounds__(B) decoupled(const int* in, int t, int tiles, 
         if (tile < tiles) {
             const int4* src = reinterpret_cast<const int4*>(in + (size_t)tile * TILE);
             int4* dst = reinterpret_cast<int4*>(tile_mem + buf * TILE);
-            for (int c = threadIdx.x - 32; c < CHUNKS; c += WORKERS) cp_async16(dst + c, src + c);
+            workers_copy<CHUNKS>(dst, src);
         }
         cp_commit();
     };
     if (threadIdx.x == 32) s_next[0] = (int)atomicAdd(ticket, 1u);
-    asm volatile("bar.sync 1, %0;" ::"n"(WORKERS) : "memory");
+    workers_sync();
     int cur = s_next[0];
     if (cur < tiles) {
         issue(cur, 0);
         for (int i = 0;; ++i) {
             if (threadIdx.x == 32) s_next[(i + 1) & 1] = (int)atomicAdd(ticket, 1u);
-            asm volatile("bar.sync 1, %0;" ::"n"(WORKERS) : "memory");
+            workers_sync();
             const int next = s_next[(i + 1) & 1];
             issue(next, (i + 1) & 1);
             cp_wait<1>();
-            asm volatile("bar.sync 1, %0;" ::"n"(WORKERS) : "memory");
-            unsigned c = count_chunks<CHUNKS>(reinterpret_cast<const int4*>(tile_mem + (i & 1) * TILE), t);
-#pragma unroll
-            for (int o = 16; o > 0; o /= 2) c += __shfl_xor_sync(0xffffffffu, c, o);
-            if (lane == 0) warp_sums[w] = c;
-            asm volatile("bar.sync 1, %0;" ::"n"(WORKERS) : "memory");
-            if (threadIdx.x == 32) {
-                u64 agg = 0;
-#pragma unroll
-                for (int k = 1; k < WARPS; ++k) agg += warp_sums[k];
-                st_relaxed(status + cur, (cur == 0 ? INC : AGG) | agg);
-                if (cur == 0) prefix[0] = 0;
-                push(cur, agg);
-            }
+            workers_sync();
+            const int4* staged = reinterpret_cast<const int4*>(tile_mem + (i & 1) * TILE);
+            const u64 agg = workers_publish<CHUNKS>(staged, t, cur, status, prefix, warp_sums);
+            if (threadIdx.x == 32) push(cur, agg);
             if (next >= tiles) break;
             cur = next;
         }
@@ -402,25 +389,6 @@ __global__ void fill(int* p, size_t n) {
         x ^= x >> 29; x *= 0xBF58476D1CE4E5B9ull; x ^= x >> 32;
         p[i] = (int)(x & 0x7fffffff);
     }
-}
-
-__global__ void copy4(const int4* in, int4* out, size_t n4) {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n4; i += (size_t)gridDim.x * blockDim.x)
-        out[i] = __ldg(in + i);
-}
-
-template <class F>
-float median_us(F f, int runs = 20) {
-    cudaEvent_t a, b;
-    cudaEventCreate(&a); cudaEventCreate(&b);
-    std::vector<float> ts;
-    for (int r = 0; r < runs + 3; ++r) {
-        cudaEventRecord(a); f(); cudaEventRecord(b); cudaEventSynchronize(b);
-        float ms; cudaEventElapsedTime(&ms, a, b);
-        if (r >= 3) ts.push_back(ms * 1000.f);
-    }
-    std::sort(ts.begin(), ts.end());
-    return ts[ts.size() / 2];
 }
 
 int main() {
@@ -507,12 +475,12 @@ int main() {
             });
             report(name, us, per_sm, check(I, tiles));
         };
-        run_once("once24", once<24>, 24, 24 * B * 4);
-        run_once("once24/5", once<24>, 24, 39 * 1024);
-        run_once("once32", once<32>, 32, 32 * B * 4);
-        run_once("early24", once_early<24>, 24, 24 * B * 4);
-        run_once("early24/5", once_early<24>, 24, 39 * 1024);
-        run_once("early32/5", once_early<32>, 32, 39 * 1024);
+        run_once("once24", once<24, false>, 24, 24 * B * 4);
+        run_once("once24/5", once<24, false>, 24, 39 * 1024);
+        run_once("once32", once<32, false>, 32, 32 * B * 4);
+        run_once("early24", once<24, true>, 24, 24 * B * 4);
+        run_once("early24/5", once<24, true>, 24, 39 * 1024);
+        run_once("early32/5", once<32, true>, 32, 39 * 1024);
         run_pipe("pipe16", pipe<16, 2>, 16, 2);
         run_pipe("pipe24", pipe<24, 2>, 24, 2);
         run_pipe("pipe32", pipe<32, 2>, 32, 2);

@@ -13,13 +13,13 @@
 // word a warp; an atomic add to one counter instead serialised 262,144
 // adds at 2^28 and hid the difference), so the tile must really arrive.
 // Medians of 20 runs, CUDA events. Build: nvcc -O3 -std=c++17 -arch=sm_90a -o tma_stage tma_stage.cu
+#include "proto_bench.cuh"
 #include <cuda_runtime.h>
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <vector>
 
-#define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e)); return 1; } } while (0)
 
 constexpr int B = 256, ITEMS = 32, TILE = B * ITEMS;
 
@@ -87,31 +87,12 @@ __global__ void __launch_bounds__(B) stage_bulk(const int* in, int t, unsigned l
     finish(count_tile(tile, t), out);
 }
 
-__global__ void copy4(const int4* in, int4* out, size_t n4) {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n4; i += (size_t)gridDim.x * blockDim.x)
-        out[i] = __ldg(in + i);
-}
-
 __global__ void fill(int* p, size_t n) {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
         unsigned long long x = i * 0x9E3779B97F4A7C15ull;
         x ^= x >> 29; x *= 0xBF58476D1CE4E5B9ull; x ^= x >> 32;
         p[i] = (int)(x & 0x7fffffff);
     }
-}
-
-template <class F>
-float median_us(F f, int runs = 20) {
-    cudaEvent_t a, b;
-    cudaEventCreate(&a); cudaEventCreate(&b);
-    std::vector<float> ts;
-    for (int r = 0; r < runs + 3; ++r) {
-        cudaEventRecord(a); f(); cudaEventRecord(b); cudaEventSynchronize(b);
-        float ms; cudaEventElapsedTime(&ms, a, b);
-        if (r >= 3) ts.push_back(ms * 1000.f);
-    }
-    std::sort(ts.begin(), ts.end());
-    return ts[ts.size() / 2];
 }
 
 int main() {
